@@ -1,0 +1,103 @@
+# splade-index build. `make` builds build/splade-index (with CUDA when nvcc is found),
+# `make test` runs every test, `make bench` the CPU benchmarks, `make deps` installs
+# the Debian packages the build needs (only those missing).
+#
+# Knobs: NO_CUDA=1 forces a CPU-only build; CUDA_ARCH overrides the GPU targets;
+# SAN=1 builds with AddressSanitizer + UBSan into build-san/.
+
+CC       ?= gcc
+CUDA_HOME ?= /usr/local/cuda
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+ifeq ($(NO_CUDA),1)
+NVCC :=
+endif
+ifeq ($(SAN),1)
+BUILD    ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD    ?= build
+endif
+
+OPENBLAS_INC := /usr/include/x86_64-linux-gnu/openblas-pthread
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -I$(OPENBLAS_INC) -pthread -MMD -MP $(SANFLAGS)
+LDFLAGS  += -pthread $(SANFLAGS)
+LDLIBS   := -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lm
+
+C_SRC    := $(filter-out src/cli/main.c src/gpu/no_cuda.c,$(wildcard src/*/*.c))
+CU_SRC   := $(wildcard src/*/*.cu)
+
+ifneq ($(NVCC),)
+CUDA_ARCH ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 \
+             -gencode arch=compute_80,code=compute_80
+NVCCFLAGS ?= -O3 -lineinfo
+NVCCFLAGS += -std=c++17 -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextra -MMD -MP
+CFLAGS   += -DSPLADE_HAVE_CUDA -I$(CUDA_HOME)/include
+LDLIBS   += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt -lstdc++
+CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
+else
+C_SRC    += src/gpu/no_cuda.c
+CU_OBJ   :=
+endif
+
+C_OBJ    := $(C_SRC:%.c=$(BUILD)/obj/%.o)
+LIB      := $(BUILD)/libsplade.a
+BIN      := $(BUILD)/splade-index
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
+            libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev
+
+.PHONY: all deps test test-unit bench models demo clean
+all: $(BUILD)/.deps-ok $(BIN)
+
+# Installs only what is missing, so repeated builds never touch apt.
+deps $(BUILD)/.deps-ok:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "installing:" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+	@mkdir -p $(BUILD) && touch $(BUILD)/.deps-ok
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(LIB): $(C_OBJ) $(CU_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) -lcmocka $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+
+# The real test model (splade-tiny) into cache/; tests skip visibly without it.
+models:
+	-@python3 tools/fetch_splade_tiny.py --quiet
+
+test: all $(TEST_BIN) models
+	@BUILD=$(BUILD) sh tests/run.sh
+
+bench: all $(BENCH_BIN) models
+	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+
+demo: all models
+	sh tools/demo.sh
+
+clean:
+	rm -rf build build-san
+
+-include $(C_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(BUILD)/obj/src/cli/main.d $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

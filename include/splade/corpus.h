@@ -1,0 +1,44 @@
+/* Streaming reader for corpus / query JSONL files.
+ *
+ * Accepted records (one JSON object per line, blank lines skipped):
+ *   BEIR:      {"_id": ..., "title": ..., "text": ...}   (title optional)
+ *   Anserini:  {"id": ..., "contents": ...} or {"id": ..., "text": ...}
+ * Ids may be JSON strings or integers (integers are kept in decimal form).
+ * The text to encode is `title + " " + text` when the title is non-empty,
+ * else `text` alone: the same join tools/ uses for the reference pipeline. */
+#ifndef SPLADE_CORPUS_H
+#define SPLADE_CORPUS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct splade_corpus_reader splade_corpus_reader;
+
+typedef struct {
+    const char *id;     /* NUL-terminated */
+    const char *title;  /* "" when absent */
+    const char *body;   /* the "text"/"contents" field */
+    const char *text;   /* the text to encode (title joined with body) */
+    size_t text_len;
+    long line;          /* 1-based line number in the file */
+} splade_doc;
+
+/* Opens path ("-" is standard input). *out is owned by the caller: close it
+ * with splade_corpus_close. */
+int splade_corpus_open(const char *path, splade_corpus_reader **out);
+
+/* Reads the next record. Returns 1 with *doc filled (its strings stay valid
+ * until the next call or close), 0 at end of file, or a negative status; on
+ * SPLADE_ERR_FORMAT the detail reads "PATH:LINE: reason" and the reader is
+ * positioned after the bad line, so a caller may count it and continue. */
+int splade_corpus_next(splade_corpus_reader *r, splade_doc *doc);
+
+void splade_corpus_close(splade_corpus_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

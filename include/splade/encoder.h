@@ -1,0 +1,48 @@
+/* Text -> SPLADE sparse vectors, on the CPU or the GPU. Owner: src/encoder/encoder.c
+ * (CPU forward: forward_cpu.c; GPU forward: .cu files in src/encoder/ behind include/splade/gpu.h). */
+#ifndef SPLADE_ENCODER_H
+#define SPLADE_ENCODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "splade/lmhead.h"
+#include "splade/model.h"
+#include "splade/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { SPLADE_DEVICE_AUTO = 0, SPLADE_DEVICE_CPU = 1, SPLADE_DEVICE_CUDA = 2 } splade_device;
+
+typedef struct {
+    splade_device device;        /* AUTO: GPU if usable (one-line notice on stderr), else CPU */
+    int threads;                 /* CPU threads; <= 0: all cores */
+    int32_t max_length;          /* tokens incl. [CLS]/[SEP]; <= 0: 256, capped at the model's */
+    int32_t batch_size;          /* documents per forward pass; <= 0: device default */
+    splade_lmhead_kind lmhead;   /* GPU head: fused (default) or naive */
+    float threshold;             /* drop weights <= threshold (0: keep all positive) */
+    int32_t top_k;               /* keep the top_k terms; <= 0: all */
+    int quiet;                   /* suppress the device notice */
+} splade_encoder_opts;
+
+typedef struct splade_encoder splade_encoder;
+
+/* opts may be NULL (defaults). The encoder keeps `model` (borrowed, must outlive it). */
+int splade_encoder_create(const splade_model *model, const splade_encoder_opts *opts,
+                          splade_encoder **out);
+
+/* Encodes n texts. out[i] receives owned arrays (splade_sparse_free each).
+ * n_truncated (may be NULL) receives how many texts were cut at max_length. */
+int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                          splade_sparse *out, int *n_truncated);
+
+/* The device actually in use (CPU or CUDA after AUTO resolved). */
+splade_device splade_encoder_device(const splade_encoder *e);
+void splade_encoder_free(splade_encoder *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

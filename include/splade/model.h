@@ -1,0 +1,65 @@
+/* A BERT-family masked-LM checkpoint in Hugging Face layout, held in host memory as fp32.
+ * Owner: src/encoder/config.c, safetensors.c, model.c.
+ *
+ * Linear weights keep PyTorch's nn.Linear layout: [out_features, in_features], row-major. */
+#ifndef SPLADE_MODEL_H
+#define SPLADE_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "splade/tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int32_t vocab_size;
+    int32_t hidden_size;
+    int32_t num_layers;
+    int32_t num_heads;
+    int32_t intermediate_size;
+    int32_t max_position;
+    int32_t type_vocab_size;
+    int32_t pad_token_id;
+    float layer_norm_eps;
+    bool tie_word_embeddings;
+    bool do_lower_case;     /* from tokenizer_config.json; true when absent */
+} splade_config;
+
+typedef struct {
+    float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b;  /* [H,H], [H] */
+    float *attn_out_w, *attn_out_b;            /* [H,H], [H] */
+    float *ln1_g, *ln1_b;                      /* attention LayerNorm */
+    float *ffn_in_w, *ffn_in_b;                /* [I,H], [I] */
+    float *ffn_out_w, *ffn_out_b;              /* [H,I], [H] */
+    float *ln2_g, *ln2_b;                      /* output LayerNorm */
+} splade_layer;
+
+typedef struct splade_model {
+    splade_config cfg;
+    float *word_emb;       /* [V,H] */
+    float *pos_emb;        /* [P,H] */
+    float *type_emb;       /* [T,H] */
+    float *emb_ln_g, *emb_ln_b;
+    splade_layer *layers;  /* [num_layers] */
+    float *mlm_dense_w, *mlm_dense_b;  /* MLM transform: dense [H,H] + GELU + LayerNorm */
+    float *mlm_ln_g, *mlm_ln_b;
+    float *decoder_w;      /* [V,H]; aliases word_emb when tied */
+    float *decoder_b;      /* [V] */
+    splade_tokenizer *tokenizer;
+    uint64_t fingerprint;  /* identifies weights + vocab + tokenizer settings; stored in indexes */
+    char *dir;             /* model folder it was loaded from */
+    void *storage_;        /* private */
+} splade_model;
+
+/* Loads config.json, vocab.txt, tokenizer_config.json (optional) and
+ * model.safetensors from `dir`. *out owned by the caller: splade_model_free. */
+int splade_model_load(const char *dir, splade_model **out);
+void splade_model_free(splade_model *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,32 @@
+/* A SPLADE sparse vector: term ids (vocabulary rows) ascending, positive weights. */
+#ifndef SPLADE_SPARSE_H
+#define SPLADE_SPARSE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int32_t n;         /* number of nonzero terms */
+    int32_t *terms;    /* [n], strictly ascending; owned, free with splade_sparse_free */
+    float *weights;    /* [n], > 0 */
+} splade_sparse;
+
+/* Frees the arrays of v (not v itself) and zeroes it. NULL-safe. */
+void splade_sparse_free(splade_sparse *v);
+
+/* Builds v from a dense [V] row, keeping entries > threshold (0 keeps all
+ * positive ones), then the top_k largest if top_k > 0 (ties: lower term id).
+ * On success v owns fresh arrays; returns a splade_status. */
+int splade_sparse_from_dense(const float *dense, int32_t V, float threshold, int32_t top_k,
+                             splade_sparse *v);
+
+/* Dot product of two sparse vectors (both ascending). */
+double splade_sparse_dot(const splade_sparse *a, const splade_sparse *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,11 @@
+/* Placeholder until the owning work lands; fails loudly rather than pretending. */
+#include <stdio.h>
+
+#include "cli/commands.h"
+
+int cmd_query(int argc, char **argv)
+{
+    (void)argc;
+    fprintf(stderr, "splade-index %s: not implemented yet\n", argv[0]);
+    return 1;
+}

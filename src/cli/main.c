@@ -1,0 +1,47 @@
+/* splade-index: one binary, one subcommand per pipeline stage. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "splade.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"build", cmd_build, "encode a corpus (JSONL) and write an inverted index"},
+    {"query", cmd_query, "encode a query and print the top documents"},
+    {"encode", cmd_encode, "print SPLADE vectors of texts as JSONL"},
+    {"tokenize", cmd_tokenize, "print WordPiece ids of each input line as JSON arrays"},
+    {"eval", cmd_eval, "score a TREC run against qrels (nDCG, MRR, recall)"},
+    {"fetch-model", cmd_fetch_model, "download a model from the Hugging Face hub"},
+    {"bench-lmhead", cmd_bench_lmhead, "fused vs naive LM head on the GPU: time and memory"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: splade-index <command> [options]   (splade-index <command> --help)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("splade-index %s\n", SPLADE_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "splade-index: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

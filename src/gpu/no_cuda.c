@@ -1,0 +1,44 @@
+/* Built only without nvcc: every GPU entry point reports that CUDA is not compiled in,
+ * so callers fall back to the CPU through the same code path as on a GPU-less machine. */
+#include <stdio.h>
+
+#include "splade.h"
+#include "splade/gpu.h"
+#include "splade/lmhead.h"
+
+int splade_gpu_probe(char *name, size_t name_len)
+{
+    if (name && name_len)
+        snprintf(name, name_len, "built without CUDA");
+    return 0;
+}
+
+int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out)
+{
+    (void)m, (void)head;
+    if (out)
+        *out = NULL;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                               int32_t B, float *out_dense)
+{
+    (void)g, (void)ids, (void)offsets, (void)B, (void)out_dense;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+void splade_gpu_encoder_free(splade_gpu_encoder *g) { (void)g; }
+
+size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a)
+{
+    (void)kind, (void)a;
+    return 0;
+}
+
+int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void *workspace,
+                      size_t workspace_bytes, void *cublas_handle, void *stream)
+{
+    (void)kind, (void)a, (void)workspace, (void)workspace_bytes, (void)cublas_handle, (void)stream;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
