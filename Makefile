@@ -45,13 +45,15 @@ LIB      := $(BUILD)/libsplade.a
 BIN      := $(BUILD)/splade-index
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev
 
-.PHONY: all deps test test-unit bench models demo clean
+.PHONY: all deps test bench models demo fuzz clean
 all: $(BUILD)/.deps-ok $(BIN)
 
 # Installs only what is missing, so repeated builds never touch apt.
@@ -80,6 +82,11 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) -lcmocka $(LDLIBS)
 
+# Fuzz targets linked with a plain replay driver: `make test` runs every seed and regression.
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/driver.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< fuzz/driver.c $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
@@ -88,7 +95,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 models:
 	-@python3 tools/fetch_splade_tiny.py --quiet
 
-test: all $(TEST_BIN) models
+test: all $(TEST_BIN) $(FUZZ_REPLAY) models
 	@BUILD=$(BUILD) sh tests/run.sh
 
 bench: all $(BENCH_BIN) models
@@ -97,7 +104,23 @@ bench: all $(BENCH_BIN) models
 demo: all models
 	sh tools/demo.sh
 
+# libFuzzer (clang, CPU-only sources, ASan+UBSan): each target for FUZZ_SECONDS; new
+# inputs go to build-fuzz/corpus/<target>, crashes to build-fuzz/<target>-crash-*.
+FUZZ_SECONDS ?= 60
+FUZZ_LIB_SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+fuzz: $(BUILD)/.deps-ok
+	@mkdir -p build-fuzz
+	@for f in $(FUZZ_SRC); do t=$$(basename $$f .c); n=$${t#fuzz_}; \
+	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
+	  clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I$(OPENBLAS_INC) -pthread \
+	    -fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB_SRC) -o build-fuzz/$$t \
+	    -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lm || exit 1; \
+	  mkdir -p build-fuzz/corpus/$$n; \
+	  build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/$$t- \
+	    build-fuzz/corpus/$$n fuzz/corpus/$$n 2>&1 | grep -E "^#[0-9]+ *DONE|ERROR|SUMMARY|Done" ; \
+	done
+
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(C_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(BUILD)/obj/src/cli/main.d $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

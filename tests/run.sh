@@ -15,6 +15,14 @@ for t in "$BUILD"/tests/test_*; do
     [ $rc -ne 0 ] && broken="$broken $t"
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 done
+# Fuzz seeds and crash regressions, replayed through each target (built without libFuzzer).
+for t in "$BUILD"/fuzz/fuzz_*; do
+    [ -x "$t" ] || continue
+    n=$(basename "$t"); n=${n#fuzz_}
+    inputs=$(ls -d fuzz/corpus/"$n"/* fuzz/regressions/"$n"/* 2>/dev/null)
+    echo "== $t"
+    if $t $inputs; then pass=$((pass + 1)); else fail=$((fail + 1)); broken="$broken $t"; fi
+done
 for t in tests/cli/test_*.sh; do
     [ -f "$t" ] || continue
     echo "== $t"

@@ -36,6 +36,11 @@ int splade_corpus_open(const char *path, splade_corpus_reader **out);
  * positioned after the bad line, so a caller may count it and continue. */
 int splade_corpus_next(splade_corpus_reader *r, splade_doc *doc);
 
+/* Reads records from `len` bytes at `data` (not copied: must outlive the reader);
+ * `name` stands for the path in error details. */
+int splade_corpus_open_memory(const void *data, size_t len, const char *name,
+                              splade_corpus_reader **out);
+
 void splade_corpus_close(splade_corpus_reader *r);
 
 #ifdef __cplusplus

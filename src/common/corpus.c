@@ -46,6 +46,28 @@ int splade_corpus_open(const char *path, splade_corpus_reader **out)
     return SPLADE_OK;
 }
 
+int splade_corpus_open_memory(const void *data, size_t len, const char *name,
+                              splade_corpus_reader **out)
+{
+    static const char empty[1];
+    if ((!data && len) || !name || !out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_corpus_open_memory: NULL argument");
+    *out = NULL;
+    splade_corpus_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return splade_fail(SPLADE_ERR_NOMEM, "corpus reader");
+    /* glibc's fmemopen rejects size 0; one NUL byte reads as an empty file in "r" mode */
+    r->f = len ? fmemopen((void *)data, len, "r") : fmemopen((void *)empty, 1, "r");
+    r->owns_file = 1;
+    r->path = strdup(name);
+    if (!r->f || !r->path) {
+        splade_corpus_close(r);
+        return splade_fail(SPLADE_ERR_NOMEM, "%s: cannot open memory stream", name);
+    }
+    *out = r;
+    return SPLADE_OK;
+}
+
 static int is_blank(const char *s)
 {
     for (; *s; s++)
