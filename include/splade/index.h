@@ -1,0 +1,155 @@
+/* The inverted index: building (src/index/builder.c, invert.c, writer.c) and reading
+ * (src/index/reader.c). The file layout is specified in docs/FORMAT.md.
+ *
+ * Building: create a builder (model vocabulary or vocabulary from token strings), add documents in
+ * corpus order (internal id = order of addition), attach each document's sparse vector (in any
+ * order, e.g. after length-sorted encoding), then splade_builder_write() inverts, writes, verifies
+ * and atomically installs DIR/index.spx.
+ *
+ * Reading: splade_index_open() maps the file read-only and checks every checksum; all pointers it
+ * hands out point into that mapping and stay valid until splade_index_close(). */
+#ifndef SPLADE_INDEX_H
+#define SPLADE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "splade/corpus.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPLADE_INDEX_FILE "index.spx"
+#define SPLADE_INDEX_DEFAULT_DIR "splade.idx" /* used when neither -o/-i nor $SPLADE_INDEX is given */
+#define SPLADE_INDEX_VERSION 1
+#define SPLADE_BLOCK_SIZE 128
+#define SPLADE_SNIPPET_BYTES 200
+
+enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4 };
+
+/* The index directory a command uses: `arg` if given, else $SPLADE_INDEX, else the default. */
+const char *splade_index_dir(const char *arg);
+
+/* CRC32C (Castagnoli) of n bytes continuing from crc (start with 0). */
+uint32_t splade_crc32c(uint32_t crc, const void *data, size_t n);
+
+/* 8-bit linear quantization over [0, max]: max(1, round(w * 255 / max)); 0 for w <= 0.
+ * The one function both the index and the query side use, so brute force can reproduce scores. */
+uint8_t splade_quantize(float w, float max);
+
+/* ---- building ---- */
+
+typedef struct {
+    const char *name;     /* as the user gave it (--model); may be NULL */
+    const char *dir;      /* model directory (stored absolute); may be NULL */
+    uint64_t fingerprint;
+    int lowercase;
+    int32_t max_length;
+} splade_index_model;
+
+typedef struct {
+    uint32_t n_docs;
+    uint64_t n_postings;
+    uint32_t n_terms_used;   /* terms with at least one posting */
+    uint32_t n_truncated;
+    uint64_t file_bytes;
+    double invert_s, write_s; /* inversion+encoding, writing+fsync+verify+rename */
+} splade_build_stats;
+
+typedef struct splade_index_builder splade_index_builder;
+
+/* A builder over a fixed vocabulary (tokens[i] is term i, e.g. the model's vocab.txt), or, with
+ * tokens == NULL and n_terms == 0, one whose vocabulary grows with splade_builder_term().
+ * model may be NULL (no model: --vectors). *out owned by the caller: splade_builder_free. */
+int splade_builder_create(const char *const *tokens, int32_t n_terms, const splade_index_model *model,
+                          splade_index_builder **out);
+
+/* Appends a document (internal id = number of documents added before). `where` names the input
+ * for messages ("corpus.jsonl"). A repeated id fails with SPLADE_ERR_DUPLICATE naming both lines. */
+int splade_builder_add_doc(splade_index_builder *b, const char *where, const char *id, const char *title,
+                           const char *body, long line, uint32_t *doc);
+
+/* Term id of a token in a growing vocabulary (interned on first use). */
+int splade_builder_term(splade_index_builder *b, const char *token, size_t len, int32_t *term);
+
+/* Sets document `doc`'s vector: n (term, weight) pairs, distinct terms in any order, weights > 0
+ * and finite (others rejected with SPLADE_ERR_INVALID_ARG). Copies the arrays. */
+int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32_t *terms,
+                              const float *weights, int32_t n);
+
+void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
+uint32_t splade_builder_n_docs(const splade_index_builder *b);
+
+/* Inverts, writes DIR/.index.spx.tmp-<pid>, fsyncs, re-opens and verifies it, renames it onto
+ * DIR/index.spx (creating DIR if needed). The previous index stays in place until that rename.
+ * stats may be NULL. */
+int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats);
+
+void splade_builder_free(splade_index_builder *b);
+
+/* ---- reading ---- */
+
+typedef struct {
+    uint32_t n_docs, n_terms;
+    uint64_t n_postings, n_blocks;
+    float doc_scale;          /* weight of one impact unit */
+    uint64_t fingerprint;
+    uint32_t flags;           /* SPLADE_IX_* */
+    int32_t max_length;
+    uint32_t n_truncated;
+    uint64_t build_time;
+    const char *model_name;   /* "" when none */
+    const char *model_dir;    /* "" when none */
+    uint64_t file_bytes;
+} splade_index_info;
+
+#pragma pack(push, 1)
+typedef struct {
+    uint64_t first_block;
+    uint32_t n_postings;
+    uint8_t max_impact;
+    uint8_t pad[3];
+} splade_term_entry;
+
+typedef struct {
+    uint64_t offset;   /* into the POSTINGS section */
+    uint32_t last_doc;
+    uint8_t max_impact;
+    uint8_t pad[3];
+} splade_block_entry;
+#pragma pack(pop)
+
+/* One term's postings, pointing into the mapping. */
+typedef struct {
+    uint32_t n_postings;
+    uint32_t n_blocks;
+    uint8_t max_impact;
+    const splade_block_entry *blocks;
+    const uint8_t *postings;  /* start of the POSTINGS section (block offsets are relative to it) */
+} splade_term_postings;
+
+typedef struct splade_index splade_index;
+
+/* Opens DIR/index.spx (or `dir` itself if it is a regular file). Checks magic, version, size and
+ * every CRC: SPLADE_ERR_NOT_FOUND, _VERSION, _FORMAT (truncated / inconsistent) or _CHECKSUM. */
+int splade_index_open(const char *dir, splade_index **out);
+void splade_index_close(splade_index *ix);
+
+const splade_index_info *splade_index_get_info(const splade_index *ix);
+/* Corpus id of an internal doc id (not NUL-terminated: *len bytes). */
+const char *splade_index_doc_id(const splade_index *ix, uint32_t doc, size_t *len);
+/* Title and snippet (NUL-terminated, "" when empty). */
+void splade_index_doc_text(const splade_index *ix, uint32_t doc, const char **title, const char **snippet);
+/* Token of a term id (not NUL-terminated: *len bytes), NULL if out of range. */
+const char *splade_index_term(const splade_index *ix, int32_t term, size_t *len);
+/* Term id of a token, or -1. Binary search when the vocabulary is sorted, else a table built on
+ * first use (call once before sharing ix between threads: splade_index_prepare_lookup). */
+int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len);
+int splade_index_prepare_lookup(splade_index *ix);
+void splade_index_postings(const splade_index *ix, int32_t term, splade_term_postings *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

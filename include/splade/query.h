@@ -1,0 +1,69 @@
+/* Exact top-k retrieval over an open index (src/query/). Owner of returned memory is stated per call.
+ *
+ * Scores are integers: sum over shared terms of query_impact × doc_impact (both 8-bit, see
+ * docs/FORMAT.md), so every method returns the same top-k; ties go to the lower internal doc id.
+ * Only documents with score > 0 are returned. */
+#ifndef SPLADE_QUERY_H
+#define SPLADE_QUERY_H
+
+#include <stdint.h>
+
+#include "splade/index.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A quantized query: distinct term ids ascending, impacts 1..255, query_max = weight of 255. */
+typedef struct {
+    int32_t n;
+    int32_t *terms;
+    uint8_t *impacts;
+    float query_max;
+} splade_qvec;
+
+/* Builds a qvec from n (term, weight) pairs in any order: repeated terms are summed, terms outside
+ * [0, n_terms) and weights <= 0 or not finite are dropped (an empty result is a valid query that
+ * matches nothing). out owns its arrays: splade_qvec_free. */
+int splade_qvec_build(const int32_t *terms, const float *weights, int32_t n, uint32_t n_terms,
+                      splade_qvec *out);
+void splade_qvec_free(splade_qvec *q);
+
+typedef struct {
+    uint32_t doc;
+    uint32_t score;
+} splade_hit;
+
+/* Printed score of an integer score (float, for display and TREC runs). */
+double splade_hit_score(const splade_index *ix, const splade_qvec *q, uint32_t score);
+
+typedef enum {
+    SPLADE_ALGO_BMM = 0,      /* block-max MaxScore (default: fastest measured, bench/results) */
+    SPLADE_ALGO_MAXSCORE = 1, /* MaxScore with list-wide bounds only */
+    SPLADE_ALGO_TAAT = 2,     /* exhaustive term-at-a-time with an accumulator per document */
+} splade_algo;
+
+typedef struct {
+    uint64_t postings_scored;  /* postings whose impact was added */
+    uint64_t blocks_decoded;
+} splade_search_stats;
+
+/* Per-thread scratch space for one index. */
+typedef struct splade_searcher splade_searcher;
+int splade_searcher_create(const splade_index *ix, splade_searcher **out);
+void splade_searcher_free(splade_searcher *s);
+
+/* Top k of q into hits[0 .. *n_hits) (caller's array of k entries), best first. */
+int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
+                  int *n_hits);
+const splade_search_stats *splade_searcher_stats(const splade_searcher *s);
+
+/* Searches nq queries on `threads` threads (<= 0: online cores). hits has nq × k entries (query i
+ * uses hits[i*k ..]), n_hits nq entries. The results do not depend on the thread count. */
+int splade_search_batch(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
+                        int threads, splade_hit *hits, int *n_hits);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,52 @@
+/* The builder's state, shared by builder.c (collecting documents), invert.c (postings) and
+ * writer.c (the file). Not part of the public API. */
+#ifndef SPLADE_INDEX_BUILDER_INTERNAL_H
+#define SPLADE_INDEX_BUILDER_INTERNAL_H
+
+#include "index/strtab.h"
+#include "splade/index.h"
+
+#define NO_VECTOR UINT64_MAX
+
+struct splade_index_builder {
+    int dynamic_vocab;     /* vocabulary from token strings (--vectors) */
+    strtab vocab;
+    int32_t n_terms;
+    strtab ids;            /* corpus ids, hashed for the duplicate check */
+    strtab store;          /* "title NUL snippet NUL" per document */
+    long *lines;           /* input line of each document, for duplicate messages */
+    uint64_t *fwd_off;     /* per document: start in fterms/fweights, NO_VECTOR until set */
+    uint32_t *fwd_len;
+    uint32_t doc_cap;
+    int32_t *fterms;       /* forward vectors, back to back */
+    float *fweights;
+    uint64_t fn, fcap;
+    int has_model;
+    char *model_name, *model_dir;
+    uint64_t fingerprint;
+    int lowercase;
+    int32_t max_length;
+    uint32_t n_truncated;
+};
+
+/* The postings of a builder, ready to write. */
+typedef struct {
+    splade_term_entry *terms;   /* [n_terms] */
+    splade_block_entry *blocks; /* [n_blocks] */
+    uint64_t n_blocks;
+    uint8_t *postings;          /* encoded blocks + 16 zero bytes */
+    size_t postings_len;        /* including the padding */
+    float doc_scale;
+    uint64_t n_postings;
+    uint32_t n_terms_used;
+    int32_t *vocab_order;       /* sorted vocabulary: VOCAB entry i is builder term vocab_order[i]; NULL: identity */
+} splade_inverted;
+
+int splade_invert(const splade_index_builder *b, splade_inverted *out);
+void splade_inverted_free(splade_inverted *inv);
+
+/* Writes the index file at path (created exclusively), fsyncs it. */
+int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, const char *path,
+                      uint64_t *file_bytes);
+
+#endif

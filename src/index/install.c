@@ -1,0 +1,134 @@
+/* splade_builder_write: invert, write to a temporary file beside the index, verify it by
+ * re-opening it like a query would, and rename it into place — so a crash at any point
+ * (SIGKILL included) leaves the previous index untouched (docs/FORMAT.md). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "index/builder_internal.h"
+#include "splade.h"
+
+#define TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return splade_fail(SPLADE_ERR_IO, "%s: cannot create directory: %s", path, strerror(errno));
+        *p = c;
+        if (!c)
+            break;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return splade_fail(SPLADE_ERR_IO, "%s: not a directory", dir);
+    return SPLADE_OK;
+}
+
+/* Removes temporary files left by builds that were killed (their pid no longer exists). */
+static void remove_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+            continue;
+        long pid = strtol(e->d_name + strlen(TMP_PREFIX), NULL, 10);
+        if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+static int sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return splade_fail(SPLADE_ERR_IO, "%s: cannot open directory: %s", dir, strerror(errno));
+    int rc = fsync(fd) == 0 ? SPLADE_OK : splade_fail(SPLADE_ERR_IO, "%s: fsync: %s", dir, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+static int verify(const char *path)
+{
+    splade_index *ix;
+    int rc = splade_index_open(path, &ix);
+    if (rc < 0)
+        return rc;
+    splade_index_close(ix);
+    return SPLADE_OK;
+}
+
+static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
+                             splade_build_stats *st)
+{
+    char tmp[4096], final[4096];
+    if (snprintf(tmp, sizeof tmp, "%s/%s%ld", dir, TMP_PREFIX, (long)getpid()) >= (int)sizeof tmp ||
+        snprintf(final, sizeof final, "%s/%s", dir, SPLADE_INDEX_FILE) >= (int)sizeof final)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
+    unlink(tmp); /* a leftover of an earlier process that had our pid */
+    int rc = splade_write_file(b, inv, tmp, &st->file_bytes);
+    if (rc == 0)
+        rc = verify(tmp);
+    if (rc == 0 && rename(tmp, final) != 0)
+        rc = splade_fail(SPLADE_ERR_IO, "%s: cannot rename to %s: %s", tmp, final, strerror(errno));
+    if (rc < 0) {
+        unlink(tmp);
+        return rc;
+    }
+    return sync_dir(dir);
+}
+
+int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats)
+{
+    splade_build_stats local;
+    splade_build_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (!b || !dir)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_builder_write: NULL argument");
+    int rc = make_dirs(dir);
+    if (rc < 0)
+        return rc;
+    remove_stale(dir);
+    double t0 = now_s();
+    splade_inverted inv;
+    if ((rc = splade_invert(b, &inv)) < 0)
+        return rc;
+    double t1 = now_s();
+    rc = write_and_install(b, &inv, dir, st);
+    st->invert_s = t1 - t0;
+    st->write_s = now_s() - t1;
+    st->n_docs = b->ids.n;
+    st->n_postings = inv.n_postings;
+    st->n_terms_used = inv.n_terms_used;
+    st->n_truncated = b->n_truncated;
+    splade_inverted_free(&inv);
+    return rc;
+}

@@ -1,0 +1,23 @@
+/* Posting block codec (see postings.h and docs/FORMAT.md). */
+#include "index/postings.h"
+
+#include <streamvbyte.h>
+#include <streamvbytedelta.h>
+#include <string.h>
+
+size_t splade_block_max_bytes(uint32_t count)
+{
+    return count + streamvbyte_max_compressedbytes(count);
+}
+
+size_t splade_block_encode(const uint32_t *docs, const uint8_t *impacts, uint32_t count, uint32_t prev,
+                           uint8_t *out)
+{
+    memcpy(out, impacts, count);
+    return count + streamvbyte_delta_encode(docs, count, out + count, prev);
+}
+
+void splade_block_decode_docs(const uint8_t *in, uint32_t count, uint32_t prev, uint32_t *docs)
+{
+    streamvbyte_delta_decode(in + count, docs, count, prev);
+}

@@ -1,0 +1,142 @@
+/* Opens an index file read-only through mmap and validates it completely before use: magic,
+ * version, header CRC, size, every section's CRC, then the internal consistency of the tables,
+ * so a damaged file is reported instead of read out of bounds (docs/FORMAT.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "index/format.h"
+#include "index/reader_internal.h"
+#include "splade.h"
+
+static int resolve_path(const char *dir, char *path, size_t cap)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+        return snprintf(path, cap, "%s", dir) < (int)cap ? SPLADE_OK
+                                                          : splade_fail(SPLADE_ERR_INVALID_ARG, "path too long");
+    if (snprintf(path, cap, "%s/%s", dir, SPLADE_INDEX_FILE) >= (int)cap)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "path too long: %s", dir);
+    if (stat(path, &st) != 0)
+        return splade_fail(SPLADE_ERR_NOT_FOUND, "%s: no index here (build one with `splade-index build`)", dir);
+    return SPLADE_OK;
+}
+
+static int map_file(splade_index *ix, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return splade_fail(errno == ENOENT ? SPLADE_ERR_NOT_FOUND : SPLADE_ERR_IO, "%s: cannot open: %s", path,
+                           strerror(errno));
+    struct stat st;
+    int rc = SPLADE_OK;
+    if (fstat(fd, &st) != 0)
+        rc = splade_fail(SPLADE_ERR_IO, "%s: stat: %s", path, strerror(errno));
+    else if ((size_t)st.st_size < spx_header_bytes(0))
+        rc = splade_fail(SPLADE_ERR_FORMAT, "%s: truncated index (%lld bytes)", path, (long long)st.st_size);
+    if (rc == 0) {
+        ix->size = (size_t)st.st_size;
+        ix->map = mmap(NULL, ix->size, PROT_READ, MAP_SHARED, fd, 0);
+        if (ix->map == MAP_FAILED) {
+            ix->map = NULL;
+            rc = splade_fail(SPLADE_ERR_IO, "%s: mmap: %s", path, strerror(errno));
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+static int check_header(splade_index *ix, const char *path, const spx_header **hout)
+{
+    const spx_header *h = (const spx_header *)ix->map;
+    if (memcmp(h->magic, SPX_MAGIC, 8) != 0)
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: not a splade-index file (bad magic)", path);
+    if (h->version != SPLADE_INDEX_VERSION)
+        return splade_fail(SPLADE_ERR_VERSION, "%s: index format version %u is not supported (this build reads %d)",
+                           path, h->version, SPLADE_INDEX_VERSION);
+    if (h->n_sections > SPX_MAX_SECTIONS || h->header_size != spx_header_bytes(h->n_sections) ||
+        h->header_size > ix->size)
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: corrupted header", path);
+    uint32_t stored;
+    size_t body = h->header_size - 8;
+    memcpy(&stored, ix->map + body, 4);
+    if (splade_crc32c(0, ix->map, body) != stored)
+        return splade_fail(SPLADE_ERR_CHECKSUM, "%s: header checksum mismatch (corrupted index)", path);
+    if (h->file_size != ix->size)
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: truncated or extended index: %zu bytes, header says %llu", path,
+                           ix->size, (unsigned long long)h->file_size);
+    *hout = h;
+    return SPLADE_OK;
+}
+
+static const char *section_name(uint32_t id)
+{
+    static const char *names[] = {"?", "META", "VOCAB", "TERMS", "BLOCKS", "POSTINGS", "DOCIDS", "DOCSTORE"};
+    return id < SEC_COUNT_ ? names[id] : "unknown";
+}
+
+static int check_sections(splade_index *ix, const spx_header *h, const char *path)
+{
+    const spx_section *tab = (const spx_section *)(ix->map + sizeof *h);
+    for (uint32_t i = 0; i < h->n_sections; i++) {
+        const spx_section *s = &tab[i];
+        if (s->offset > ix->size || s->length > ix->size - s->offset)
+            return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s lies outside the file", path, section_name(s->id));
+        if (splade_crc32c(0, ix->map + s->offset, s->length) != s->crc)
+            return splade_fail(SPLADE_ERR_CHECKSUM, "%s: checksum mismatch in section %s (corrupted index)", path,
+                               section_name(s->id));
+        if (s->id > 0 && s->id < SEC_COUNT_) {
+            if (ix->sec[s->id])
+                return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s twice", path, section_name(s->id));
+            ix->sec[s->id] = ix->map + s->offset;
+            ix->sec_len[s->id] = s->length;
+        }
+    }
+    for (uint32_t id = 1; id < SEC_COUNT_; id++)
+        if (!ix->sec[id])
+            return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s missing", path, section_name(id));
+    return SPLADE_OK;
+}
+
+int splade_index_open(const char *dir, splade_index **out)
+{
+    if (!dir || !out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open: NULL argument");
+    *out = NULL;
+    splade_index *ix = calloc(1, sizeof *ix);
+    if (!ix)
+        return splade_fail(SPLADE_ERR_NOMEM, "index");
+    const spx_header *h = NULL;
+    int rc = resolve_path(dir, ix->path, sizeof ix->path);
+    if (rc == 0)
+        rc = map_file(ix, ix->path);
+    if (rc == 0)
+        rc = check_header(ix, ix->path, &h);
+    if (rc == 0)
+        rc = check_sections(ix, h, ix->path);
+    if (rc == 0)
+        rc = splade_index_parse_tables(ix);
+    if (rc < 0) {
+        splade_index_close(ix);
+        return rc;
+    }
+    *out = ix;
+    return SPLADE_OK;
+}
+
+void splade_index_close(splade_index *ix)
+{
+    if (!ix)
+        return;
+    if (ix->map)
+        munmap(ix->map, ix->size);
+    free(ix->model_name);
+    free(ix->model_dir);
+    free(ix->lookup);
+    free(ix);
+}

@@ -1,0 +1,30 @@
+/* The opened index (reader.c validates the file, tables.c interprets its sections). */
+#ifndef SPLADE_INDEX_READER_INTERNAL_H
+#define SPLADE_INDEX_READER_INTERNAL_H
+
+#include "index/format.h"
+#include "splade/index.h"
+
+struct splade_index {
+    char path[4096];
+    uint8_t *map;
+    size_t size;
+    const uint8_t *sec[SEC_COUNT_];
+    uint64_t sec_len[SEC_COUNT_];
+    splade_index_info info;
+    const uint32_t *vocab_off;
+    const char *vocab;
+    const splade_term_entry *terms;
+    const splade_block_entry *blocks;
+    const uint64_t *id_off;
+    const char *ids;
+    const uint64_t *store_off;
+    const char *store;
+    char *model_name, *model_dir;
+    uint32_t *lookup;       /* hash slots (term + 1) for an unsorted vocabulary, built on demand */
+    uint32_t n_lookup;
+};
+
+int splade_index_parse_tables(splade_index *ix);
+
+#endif

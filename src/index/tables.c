@@ -1,0 +1,166 @@
+/* Interprets the verified sections of an open index: metadata, consistency of every offsets
+ * table (so accessors never leave the mapping), and the accessors of include/splade/index.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/reader_internal.h"
+#include "splade.h"
+
+static int bad(const splade_index *ix, const char *what)
+{
+    return splade_fail(SPLADE_ERR_FORMAT, "%s: inconsistent index: %s", ix->path, what);
+}
+
+static char *read_string(const uint8_t **p, const uint8_t *end)
+{
+    uint32_t len;
+    if (end - *p < 4)
+        return NULL;
+    memcpy(&len, *p, 4);
+    if ((uint64_t)(end - *p - 4) < len)
+        return NULL;
+    char *s = malloc((size_t)len + 1);
+    if (s) {
+        memcpy(s, *p + 4, len);
+        s[len] = '\0';
+    }
+    *p += 4 + len;
+    return s;
+}
+
+static int parse_meta(splade_index *ix)
+{
+    spx_meta m;
+    if (ix->sec_len[SEC_META] < sizeof m)
+        return bad(ix, "META too short");
+    memcpy(&m, ix->sec[SEC_META], sizeof m);
+    if (m.block_size != SPLADE_BLOCK_SIZE || m.impact_bits != 8 || m.query_bits != 8)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "%s: block size %u / %u-bit impacts not supported", ix->path,
+                           m.block_size, m.impact_bits);
+    const uint8_t *p = ix->sec[SEC_META] + sizeof m, *end = ix->sec[SEC_META] + ix->sec_len[SEC_META];
+    ix->model_name = read_string(&p, end);
+    ix->model_dir = ix->model_name ? read_string(&p, end) : NULL;
+    if (!ix->model_dir)
+        return bad(ix, "META strings");
+    ix->info = (splade_index_info){
+        .n_docs = m.n_docs, .n_terms = m.n_terms, .n_postings = m.n_postings, .n_blocks = m.n_blocks,
+        .doc_scale = m.doc_scale, .fingerprint = m.fingerprint, .flags = m.flags, .max_length = m.max_length,
+        .n_truncated = m.n_truncated, .build_time = m.build_time, .model_name = ix->model_name,
+        .model_dir = ix->model_dir, .file_bytes = ix->size};
+    return SPLADE_OK;
+}
+
+/* An offsets table of n + 1 entries followed by a blob: ascending and within the section. */
+static int check_offsets64(const splade_index *ix, int sec, uint64_t n, const uint64_t **off, const char **blob)
+{
+    uint64_t len = ix->sec_len[sec];
+    if (len / 8 < n + 1)
+        return bad(ix, "offsets table too short");
+    *off = (const uint64_t *)ix->sec[sec];
+    *blob = (const char *)ix->sec[sec] + (n + 1) * 8;
+    uint64_t blob_len = len - (n + 1) * 8;
+    if ((*off)[0] != 0)
+        return bad(ix, "offsets table start");
+    for (uint64_t i = 0; i < n; i++)
+        if ((*off)[i + 1] < (*off)[i])
+            return bad(ix, "offsets not ascending");
+    return (*off)[n] <= blob_len ? SPLADE_OK : bad(ix, "offsets past the section");
+}
+
+static int check_vocab(splade_index *ix)
+{
+    uint64_t T = ix->info.n_terms, len = ix->sec_len[SEC_VOCAB];
+    if (len / 4 < T + 1)
+        return bad(ix, "VOCAB too short");
+    ix->vocab_off = (const uint32_t *)ix->sec[SEC_VOCAB];
+    ix->vocab = (const char *)ix->sec[SEC_VOCAB] + (T + 1) * 4;
+    for (uint64_t i = 0; i < T; i++)
+        if (ix->vocab_off[i + 1] < ix->vocab_off[i])
+            return bad(ix, "VOCAB offsets");
+    return ix->vocab_off[T] <= len - (T + 1) * 4 ? SPLADE_OK : bad(ix, "VOCAB past the section");
+}
+
+static int check_postings(splade_index *ix)
+{
+    const splade_index_info *in = &ix->info;
+    if (ix->sec_len[SEC_TERMS] != (uint64_t)in->n_terms * sizeof(splade_term_entry) ||
+        ix->sec_len[SEC_BLOCKS] != in->n_blocks * sizeof(splade_block_entry) || ix->sec_len[SEC_POSTINGS] < 16)
+        return bad(ix, "TERMS/BLOCKS sizes");
+    ix->terms = (const splade_term_entry *)ix->sec[SEC_TERMS];
+    ix->blocks = (const splade_block_entry *)ix->sec[SEC_BLOCKS];
+    uint64_t total = 0, data_end = ix->sec_len[SEC_POSTINGS] - 16;
+    for (uint32_t t = 0; t < in->n_terms; t++) {
+        uint64_t nb = (ix->terms[t].n_postings + SPLADE_BLOCK_SIZE - 1) / SPLADE_BLOCK_SIZE;
+        if (ix->terms[t].first_block > in->n_blocks || nb > in->n_blocks - ix->terms[t].first_block)
+            return bad(ix, "term blocks");
+        total += ix->terms[t].n_postings;
+    }
+    for (uint64_t b = 0; b < in->n_blocks; b++)
+        if (ix->blocks[b].offset > data_end || ix->blocks[b].last_doc >= in->n_docs)
+            return bad(ix, "block table");
+    return total == in->n_postings ? SPLADE_OK : bad(ix, "posting count");
+}
+
+int splade_index_parse_tables(splade_index *ix)
+{
+    int rc = parse_meta(ix);
+    if (rc == 0)
+        rc = check_vocab(ix);
+    if (rc == 0)
+        rc = check_postings(ix);
+    if (rc == 0)
+        rc = check_offsets64(ix, SEC_DOCIDS, ix->info.n_docs, &ix->id_off, &ix->ids);
+    if (rc == 0)
+        rc = check_offsets64(ix, SEC_DOCSTORE, ix->info.n_docs, &ix->store_off, &ix->store);
+    return rc;
+}
+
+const splade_index_info *splade_index_get_info(const splade_index *ix)
+{
+    return &ix->info;
+}
+
+const char *splade_index_doc_id(const splade_index *ix, uint32_t doc, size_t *len)
+{
+    if (doc >= ix->info.n_docs) {
+        *len = 0;
+        return "";
+    }
+    *len = ix->id_off[doc + 1] - ix->id_off[doc];
+    return ix->ids + ix->id_off[doc];
+}
+
+void splade_index_doc_text(const splade_index *ix, uint32_t doc, const char **title, const char **snippet)
+{
+    *title = *snippet = "";
+    if (doc >= ix->info.n_docs)
+        return;
+    const char *s = ix->store + ix->store_off[doc];
+    size_t len = ix->store_off[doc + 1] - ix->store_off[doc];
+    const char *nul = memchr(s, '\0', len);
+    if (!nul || !memchr(nul + 1, '\0', len - (size_t)(nul + 1 - s)))
+        return; /* malformed entry: show nothing rather than read past it */
+    *title = s;
+    *snippet = nul + 1;
+}
+
+const char *splade_index_term(const splade_index *ix, int32_t term, size_t *len)
+{
+    if (term < 0 || (uint32_t)term >= ix->info.n_terms)
+        return NULL;
+    *len = ix->vocab_off[term + 1] - ix->vocab_off[term];
+    return ix->vocab + ix->vocab_off[term];
+}
+
+void splade_index_postings(const splade_index *ix, int32_t term, splade_term_postings *out)
+{
+    memset(out, 0, sizeof *out);
+    out->postings = ix->sec[SEC_POSTINGS];
+    if (term < 0 || (uint32_t)term >= ix->info.n_terms)
+        return;
+    const splade_term_entry *te = &ix->terms[term];
+    out->n_postings = te->n_postings;
+    out->n_blocks = (te->n_postings + SPLADE_BLOCK_SIZE - 1) / SPLADE_BLOCK_SIZE;
+    out->max_impact = te->max_impact;
+    out->blocks = ix->blocks + te->first_block;
+}

@@ -1,0 +1,57 @@
+/* Cursor decoding and skipping (see cursor.h). */
+#include "query/cursor.h"
+
+#include "index/postings.h"
+
+static void decode(cursor *c, uint32_t b)
+{
+    uint32_t prev = b ? c->blocks[b - 1].last_doc : 0;
+    c->count = b + 1 < c->n_blocks ? SPLADE_BLOCK_SIZE : c->n_postings - b * SPLADE_BLOCK_SIZE;
+    const uint8_t *in = c->postings + c->blocks[b].offset;
+    splade_block_decode_docs(in, c->count, prev, c->docs);
+    c->imps = in;
+    c->decoded = b;
+    c->pos = 0;
+    if (c->decodes)
+        (*c->decodes)++;
+}
+
+void cursor_init(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_t *decodes)
+{
+    c->blocks = tp->blocks;
+    c->postings = tp->postings;
+    c->n_blocks = tp->n_blocks;
+    c->n_postings = tp->n_postings;
+    c->block = 0;
+    c->decoded = UINT32_MAX;
+    c->pos = c->count = 0;
+    c->qw = qw;
+    c->ub = qw * tp->max_impact;
+    c->decodes = decodes;
+    c->doc = 0;
+    if (!c->n_blocks) {
+        c->doc = CURSOR_END;
+        return;
+    }
+    decode(c, 0);
+    c->doc = c->docs[0];
+}
+
+void cursor_next_geq(cursor *c, uint32_t target)
+{
+    if (c->doc != CURSOR_END && c->doc >= target && c->decoded == c->block)
+        return;
+    while (c->block < c->n_blocks && c->blocks[c->block].last_doc < target)
+        c->block++;
+    if (c->block >= c->n_blocks || target == CURSOR_END) {
+        c->doc = CURSOR_END;
+        return;
+    }
+    if (c->decoded != c->block)
+        decode(c, c->block);
+    uint32_t p = c->pos;
+    while (c->docs[p] < target)
+        p++; /* stops inside the block: its last doc is >= target */
+    c->pos = p;
+    c->doc = c->docs[p];
+}

@@ -1,0 +1,100 @@
+/* MaxScore document-at-a-time retrieval (Turtle & Flood), optionally with block-max bounds on the
+ * non-essential lists (block-max MaxScore, as in PISA). Lists are ordered by upper bound; the
+ * longest prefix whose bounds sum to <= the current k-th score is "non-essential": a document
+ * found only there cannot enter the top k, so candidates come from the essential lists alone and
+ * the non-essential ones are probed with next_geq while the remaining bound can still win.
+ * Pruning is safe for exact top-k: a document is dropped only if its bound is <= the threshold,
+ * and a later (higher-id) document with a score equal to the threshold loses the tie anyway. */
+#include <stdlib.h>
+
+#include "query/search_internal.h"
+
+static int by_ub(const void *a, const void *b)
+{
+    const cursor *x = *(cursor *const *)a, *y = *(cursor *const *)b;
+    return (x->ub > y->ub) - (x->ub < y->ub);
+}
+
+static uint32_t next_candidate(cursor **c, int from, int n)
+{
+    uint32_t d = CURSOR_END;
+    for (int i = from; i < n; i++)
+        if (c[i]->doc < d)
+            d = c[i]->doc;
+    return d;
+}
+
+/* Sum of the essential lists' contributions to d; steps those cursors past d. */
+static uint32_t score_essential(cursor **c, int from, int n, uint32_t d, uint64_t *scored)
+{
+    uint32_t score = 0;
+    for (int i = from; i < n; i++)
+        if (c[i]->doc == d) {
+            score += cursor_score(c[i]);
+            (*scored)++;
+            cursor_next(c[i]);
+        }
+    return score;
+}
+
+/* Bound of the non-essential lists [0, ness) for d: block maxima (filling bm) or list maxima. */
+static uint64_t nonessential_bound(splade_searcher *s, int ness, uint32_t d, int block_max)
+{
+    if (!block_max)
+        return ness ? s->ub_prefix[ness - 1] : 0;
+    uint64_t b = 0;
+    for (int i = 0; i < ness; i++)
+        b += s->bm[i] = cursor_block_bound(s->order[i], d);
+    return b;
+}
+
+/* Adds the non-essential lists' contributions to score while it can still beat theta.
+ * Returns 0 if d was pruned. */
+static int score_nonessential(splade_searcher *s, int ness, uint32_t d, uint32_t *score, uint64_t bound,
+                              uint32_t theta, int block_max)
+{
+    for (int i = ness - 1; i >= 0; i--) {
+        if (*score + bound <= theta)
+            return 0;
+        cursor *c = s->order[i];
+        bound -= block_max ? s->bm[i] : c->ub;
+        cursor_next_geq(c, d);
+        if (c->doc == d) {
+            *score += cursor_score(c);
+            s->stats.postings_scored++;
+        }
+    }
+    return *score > theta;
+}
+
+void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max)
+{
+    cursor **c = s->order;
+    for (int i = 0; i < n; i++)
+        c[i] = &s->cursors[i];
+    qsort(c, (size_t)n, sizeof *c, by_ub);
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        s->ub_prefix[i] = sum += c[i]->ub;
+    uint32_t theta = 0;
+    int ness = 0; /* lists [0, ness) are non-essential */
+    for (;;) {
+        uint32_t d = next_candidate(c, ness, n);
+        if (d == CURSOR_END)
+            break;
+        uint32_t score = score_essential(c, ness, n, d, &s->stats.postings_scored);
+        if (ness > 0) {
+            if (score + s->ub_prefix[ness - 1] <= theta)
+                continue;
+            uint64_t bound = nonessential_bound(s, ness, d, block_max);
+            if (!score_nonessential(s, ness, d, &score, bound, theta, block_max))
+                continue;
+        } else if (score <= theta) {
+            continue;
+        }
+        topk_push(t, (splade_hit){d, score});
+        theta = topk_threshold(t);
+        while (ness < n && s->ub_prefix[ness] <= theta)
+            ness++;
+    }
+}

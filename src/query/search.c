@@ -1,0 +1,92 @@
+/* Searcher scratch space and the splade_search entry point (include/splade/query.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/search_internal.h"
+#include "splade.h"
+
+int splade_searcher_create(const splade_index *ix, splade_searcher **out)
+{
+    if (!ix || !out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_searcher_create: NULL argument");
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return splade_fail(SPLADE_ERR_NOMEM, "searcher");
+    (*out)->ix = ix;
+    return SPLADE_OK;
+}
+
+void splade_searcher_free(splade_searcher *s)
+{
+    if (!s)
+        return;
+    free(s->cursors);
+    free(s->order);
+    free(s->ub_prefix);
+    free(s->bm);
+    free(s->acc);
+    free(s->heap);
+    free(s);
+}
+
+static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
+{
+    if (n > s->cap) {
+        free(s->cursors);
+        free(s->order);
+        free(s->ub_prefix);
+        free(s->bm);
+        s->cursors = malloc((size_t)n * sizeof *s->cursors);
+        s->order = malloc((size_t)n * sizeof *s->order);
+        s->ub_prefix = malloc((size_t)n * sizeof *s->ub_prefix);
+        s->bm = malloc((size_t)n * sizeof *s->bm);
+        s->cap = n;
+        if (!s->cursors || !s->order || !s->ub_prefix || !s->bm) {
+            s->cap = 0;
+            return splade_fail(SPLADE_ERR_NOMEM, "searcher for %d terms", n);
+        }
+    }
+    if (k > s->heap_cap) {
+        free(s->heap);
+        s->heap = malloc((size_t)k * sizeof *s->heap);
+        s->heap_cap = s->heap ? k : 0;
+        if (!s->heap)
+            return splade_fail(SPLADE_ERR_NOMEM, "top-%d heap", k);
+    }
+    if (algo == SPLADE_ALGO_TAAT && !s->acc) {
+        s->acc = calloc((size_t)splade_index_get_info(s->ix)->n_docs + 1, sizeof *s->acc);
+        if (!s->acc)
+            return splade_fail(SPLADE_ERR_NOMEM, "accumulators");
+    }
+    return SPLADE_OK;
+}
+
+int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
+                  int *n_hits)
+{
+    *n_hits = 0;
+    if (k < 0 || !q || (algo != SPLADE_ALGO_BMM && algo != SPLADE_ALGO_MAXSCORE && algo != SPLADE_ALGO_TAAT))
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_search: bad arguments (k=%d)", k);
+    int rc = reserve(s, q->n, k, algo);
+    if (rc < 0 || k == 0)
+        return rc;
+    int n = 0;
+    for (int32_t i = 0; i < q->n; i++) {
+        splade_term_postings tp;
+        splade_index_postings(s->ix, q->terms[i], &tp);
+        if (tp.n_postings && q->impacts[i])
+            cursor_init(&s->cursors[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
+    }
+    topk t = {s->heap, 0, k};
+    if (algo == SPLADE_ALGO_TAAT)
+        splade_taat(s, n, &t);
+    else
+        splade_maxscore(s, n, &t, algo == SPLADE_ALGO_BMM);
+    *n_hits = topk_sorted(&t, hits);
+    return SPLADE_OK;
+}
+
+const splade_search_stats *splade_searcher_stats(const splade_searcher *s)
+{
+    return &s->stats;
+}

@@ -1,0 +1,26 @@
+/* Scratch space of one searching thread (search.c) and the methods it dispatches to. */
+#ifndef SPLADE_QUERY_SEARCH_INTERNAL_H
+#define SPLADE_QUERY_SEARCH_INTERNAL_H
+
+#include "query/cursor.h"
+#include "query/topk.h"
+#include "splade/query.h"
+
+struct splade_searcher {
+    const splade_index *ix;
+    cursor *cursors;       /* one per query term */
+    cursor **order;        /* cursors by ascending upper bound */
+    uint64_t *ub_prefix;   /* ub_prefix[i] = sum of the i+1 smallest upper bounds */
+    uint32_t *bm;          /* block-max bounds of the non-essential lists for one candidate */
+    int cap;               /* terms the arrays above hold */
+    uint32_t *acc;         /* TAAT accumulators, one per document (allocated on first use) */
+    splade_hit *heap;
+    int heap_cap;
+    splade_search_stats stats;
+};
+
+/* Each fills t from the query's n cursors (already initialized). */
+void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max);
+void splade_taat(splade_searcher *s, int n, topk *t);
+
+#endif

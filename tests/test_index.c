@@ -1,0 +1,332 @@
+/* Index writer/reader: checksums, round trip of every section, growing vocabulary, duplicate ids,
+ * and damaged files (bad version, truncation, flipped bytes) reported without crashing while the
+ * previous index keeps answering. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "index/postings.h"
+#include "splade.h"
+#include "splade/index.h"
+#include "splade/query.h"
+
+static char *tmp_dir(void)
+{
+    char *dir = strdup("/tmp/splade_test_indexXXXXXX");
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+static void index_path(const char *dir, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, SPLADE_INDEX_FILE);
+}
+
+static void remove_dir(char *dir)
+{
+    char path[512];
+    index_path(dir, path, sizeof path);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
+/* Three documents over a growing vocabulary; weights chosen so impacts are easy to state. */
+static void build_small(const char *dir, const char *third_token)
+{
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+    const char *ids[] = {"a", "b", "c"};
+    const char *toks[3][2] = {{"zeta", "alpha"}, {"alpha", "mid"}, {third_token, "zeta"}};
+    const float w[3][2] = {{3.0f, 1.5f}, {0.01f, 3.0f}, {2.0f, 1.0f}};
+    for (int d = 0; d < 3; d++) {
+        uint32_t doc;
+        assert_int_equal(splade_builder_add_doc(b, "t", ids[d], d ? "" : "Title A", "body text", d + 1, &doc), 0);
+        int32_t terms[2];
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(splade_builder_term(b, toks[d][i], strlen(toks[d][i]), &terms[i]), 0);
+        assert_int_equal(splade_builder_set_vector(b, doc, terms, w[d], 2), 0);
+    }
+    splade_build_stats st;
+    assert_int_equal(splade_builder_write(b, dir, &st), 0);
+    assert_int_equal(st.n_docs, 3);
+    assert_int_equal(st.n_postings, 6);
+    splade_builder_free(b);
+}
+
+static void test_crc32c_known_value(void **state)
+{
+    (void)state;
+    assert_int_equal(splade_crc32c(0, "123456789", 9), 0xE3069283u);
+    uint32_t part = splade_crc32c(0, "1234", 4);
+    assert_int_equal(splade_crc32c(part, "56789", 5), 0xE3069283u);
+    assert_int_equal(splade_crc32c(0, "", 0), 0);
+}
+
+static void test_quantize(void **state)
+{
+    (void)state;
+    assert_int_equal(splade_quantize(3.0f, 3.0f), 255);
+    assert_int_equal(splade_quantize(1e-9f, 3.0f), 1); /* never rounds a posting away */
+    assert_int_equal(splade_quantize(0.0f, 3.0f), 0);
+    assert_int_equal(splade_quantize(1.5f, 3.0f), 128);
+    assert_int_equal(splade_quantize(-1.0f, 3.0f), 0);
+}
+
+static void test_block_codec_round_trip(void **state)
+{
+    (void)state;
+    uint32_t docs[SPLADE_BLOCK_SIZE], out[SPLADE_BLOCK_SIZE];
+    uint8_t imps[SPLADE_BLOCK_SIZE], buf[1024];
+    uint32_t d = 1000;
+    for (int i = 0; i < SPLADE_BLOCK_SIZE; i++) {
+        d += 1 + (uint32_t)(i * 7919) % 100000;
+        docs[i] = d;
+        imps[i] = (uint8_t)(1 + i);
+    }
+    size_t n = splade_block_encode(docs, imps, SPLADE_BLOCK_SIZE, 999, buf);
+    assert_true(n <= splade_block_max_bytes(SPLADE_BLOCK_SIZE));
+    splade_block_decode_docs(buf, SPLADE_BLOCK_SIZE, 999, out);
+    assert_memory_equal(docs, out, sizeof docs);
+    assert_memory_equal(imps, buf, SPLADE_BLOCK_SIZE);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    build_small(dir, "beta");
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    const splade_index_info *in = splade_index_get_info(ix);
+    assert_int_equal(in->n_docs, 3);
+    assert_int_equal(in->n_terms, 4);
+    assert_true(in->flags & SPLADE_IX_SORTED_VOCAB);
+    size_t len;
+    const char *t = splade_index_term(ix, 0, &len);
+    assert_int_equal(len, 5);
+    assert_memory_equal(t, "alpha", 5); /* sorted: alpha beta mid zeta */
+    assert_int_equal(splade_index_term_lookup(ix, "mid", 3), 2);
+    assert_int_equal(splade_index_term_lookup(ix, "zeta", 4), 3);
+    assert_int_equal(splade_index_term_lookup(ix, "nope", 4), -1);
+    const char *id = splade_index_doc_id(ix, 2, &len);
+    assert_int_equal(len, 1);
+    assert_memory_equal(id, "c", 1);
+    const char *title, *snip;
+    splade_index_doc_text(ix, 0, &title, &snip);
+    assert_string_equal(title, "Title A");
+    assert_string_equal(snip, "body text");
+    splade_term_postings tp;
+    splade_index_postings(ix, 0, &tp); /* alpha: docs 0 (1.5) and 1 (0.01) */
+    assert_int_equal(tp.n_postings, 2);
+    assert_int_equal(tp.n_blocks, 1);
+    assert_int_equal(tp.blocks[0].last_doc, 1);
+    const uint8_t *blk = tp.postings + tp.blocks[0].offset;
+    assert_int_equal(blk[0], 128);
+    assert_int_equal(blk[1], 1);
+    assert_int_equal(tp.max_impact, 128);
+    assert_float_equal(in->doc_scale, 3.0f / 255, 1e-7);
+    splade_index_close(ix);
+    remove_dir(dir);
+}
+
+static void test_fixed_vocab_lookup(void **state)
+{
+    (void)state;
+    const char *tokens[] = {"[PAD]", "the", "cat", "##s", "the"};
+    splade_index_model m = {.name = "toy", .dir = "/models/toy", .fingerprint = 0xABCDEF12345ull,
+                            .lowercase = 1, .max_length = 256};
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(tokens, 5, &m, &b), 0);
+    uint32_t doc;
+    assert_int_equal(splade_builder_add_doc(b, "t", "d0", NULL, "", 1, &doc), 0);
+    assert_int_equal(splade_builder_set_vector(b, doc, NULL, NULL, 0), 0); /* empty text */
+    int32_t bad_term = 9;
+    float w = 1;
+    assert_int_equal(splade_builder_set_vector(b, doc, &bad_term, &w, 1), SPLADE_ERR_INVALID_ARG);
+    char *dir = tmp_dir();
+    assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+    splade_builder_free(b);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    const splade_index_info *in = splade_index_get_info(ix);
+    assert_int_equal(in->fingerprint, 0xABCDEF12345ull);
+    assert_string_equal(in->model_name, "toy");
+    assert_string_equal(in->model_dir, "/models/toy");
+    assert_int_equal(in->max_length, 256);
+    assert_true(in->flags & SPLADE_IX_LOWERCASE);
+    assert_int_equal(in->n_postings, 0);
+    assert_int_equal(splade_index_term_lookup(ix, "cat", 3), 2);
+    assert_int_equal(splade_index_term_lookup(ix, "the", 3), 1); /* first id of a repeated token */
+    assert_int_equal(splade_index_term_lookup(ix, "dog", 3), -1);
+    splade_index_close(ix);
+    remove_dir(dir);
+}
+
+static void test_duplicate_id_names_both_lines(void **state)
+{
+    (void)state;
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+    assert_int_equal(splade_builder_add_doc(b, "c.jsonl", "x", "", "", 4, NULL), 0);
+    assert_int_equal(splade_builder_add_doc(b, "c.jsonl", "y", "", "", 5, NULL), 0);
+    assert_int_equal(splade_builder_add_doc(b, "c.jsonl", "x", "", "", 9, NULL), SPLADE_ERR_DUPLICATE);
+    assert_string_equal(splade_error_detail(), "c.jsonl:9: duplicate id \"x\" (first seen on line 4)");
+    splade_builder_free(b);
+}
+
+/* The answer of a one-term query, to tell two indexes apart. */
+static uint32_t top_doc(splade_index *ix, const char *token)
+{
+    int32_t t = splade_index_term_lookup(ix, token, strlen(token));
+    float w = 1;
+    splade_qvec q;
+    assert_int_equal(splade_qvec_build(&t, &w, 1, splade_index_get_info(ix)->n_terms, &q), 0);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    splade_hit h[3];
+    int n;
+    assert_int_equal(splade_search(s, &q, 3, SPLADE_ALGO_BMM, h, &n), 0);
+    splade_searcher_free(s);
+    splade_qvec_free(&q);
+    return n ? h[0].doc : UINT32_MAX;
+}
+
+static void copy_file(const char *from, const char *to, long truncate_to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[4096];
+    size_t n;
+    long total = 0;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        if (truncate_to >= 0 && total + (long)n > truncate_to)
+            n = (size_t)(truncate_to - total);
+        fwrite(buf, 1, n, out);
+        total += (long)n;
+    }
+    fclose(in);
+    fclose(out);
+}
+
+static void patch_byte(const char *path, long off, int xor_mask)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char c;
+    assert_int_equal(pread(fd, &c, 1, off), 1);
+    c ^= (unsigned char)xor_mask;
+    assert_int_equal(pwrite(fd, &c, 1, off), 1);
+    close(fd);
+}
+
+static void expect_open_error(const char *path, int code, const char *needle)
+{
+    splade_index *ix = (splade_index *)1;
+    assert_int_equal(splade_index_open(path, &ix), code);
+    assert_null(ix);
+    if (!strstr(splade_error_detail(), needle))
+        fail_msg("error \"%s\" lacks \"%s\"", splade_error_detail(), needle);
+}
+
+static void test_damaged_files_are_rejected(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    build_small(dir, "beta");
+    char good[512], bad[600];
+    index_path(dir, good, sizeof good);
+    snprintf(bad, sizeof bad, "%s/damaged.spx", dir);
+    struct stat st;
+    assert_int_equal(stat(good, &st), 0);
+
+    copy_file(good, bad, -1);
+    patch_byte(bad, 8, 0x06); /* version 1 -> 7 */
+    expect_open_error(bad, SPLADE_ERR_VERSION, "version 7 is not supported");
+
+    copy_file(good, bad, st.st_size - 40);
+    expect_open_error(bad, SPLADE_ERR_FORMAT, "truncated");
+
+    copy_file(good, bad, 20);
+    expect_open_error(bad, SPLADE_ERR_FORMAT, "truncated");
+
+    for (long off = 300; off < st.st_size; off += 97) { /* flipped bytes anywhere in the sections */
+        copy_file(good, bad, -1);
+        patch_byte(bad, off, 0x10);
+        splade_index *ix;
+        int rc = splade_index_open(bad, &ix);
+        if (rc == 0) { /* only padding between sections may change unnoticed */
+            splade_index_close(ix);
+            continue;
+        }
+        assert_true(rc == SPLADE_ERR_CHECKSUM);
+    }
+    copy_file(good, bad, -1);
+    patch_byte(bad, 40, 0x01); /* inside the section table */
+    expect_open_error(bad, SPLADE_ERR_CHECKSUM, "header checksum");
+
+    unlink(bad);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0); /* the real index still answers */
+    assert_int_equal(top_doc(ix, "mid"), 1);
+    splade_index_close(ix);
+    remove_dir(dir);
+}
+
+static void test_rebuild_replaces_atomically(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    build_small(dir, "beta");
+    splade_index *old;
+    assert_int_equal(splade_index_open(dir, &old), 0);
+    build_small(dir, "gamma"); /* replaces the file while `old` is mapped */
+    splade_index *cur;
+    assert_int_equal(splade_index_open(dir, &cur), 0);
+    assert_int_equal(splade_index_term_lookup(cur, "gamma", 5), 1);
+    assert_int_equal(splade_index_term_lookup(cur, "beta", 4), -1);
+    assert_int_equal(top_doc(old, "beta"), 2); /* the old mapping keeps answering */
+    assert_int_equal(top_doc(cur, "gamma"), 2);
+    splade_index_close(old);
+    splade_index_close(cur);
+    char stale[600];
+    snprintf(stale, sizeof stale, "%s/.index.spx.tmp-999999999", dir); /* a killed build's leftover */
+    FILE *f = fopen(stale, "w");
+    assert_non_null(f);
+    fclose(f);
+    build_small(dir, "beta");
+    assert_int_equal(access(stale, F_OK), -1);
+    remove_dir(dir);
+}
+
+static void test_missing_index(void **state)
+{
+    (void)state;
+    expect_open_error("/nonexistent/dir", SPLADE_ERR_NOT_FOUND, "no index here");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32c_known_value),
+        cmocka_unit_test(test_quantize),
+        cmocka_unit_test(test_block_codec_round_trip),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_fixed_vocab_lookup),
+        cmocka_unit_test(test_duplicate_id_names_both_lines),
+        cmocka_unit_test(test_damaged_files_are_rejected),
+        cmocka_unit_test(test_rebuild_replaces_atomically),
+        cmocka_unit_test(test_missing_index),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

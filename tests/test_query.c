@@ -1,0 +1,313 @@
+/* Exact top-k: block-max MaxScore, MaxScore and exhaustive TAAT against brute force over random
+ * synthetic collections (many seeds, varied k, repeated / absent terms, empty queries, heavy
+ * score ties), and batch search independent of the thread count. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "splade.h"
+#include "splade/index.h"
+#include "splade/query.h"
+
+typedef struct {
+    uint32_t n_docs;
+    int32_t n_terms;
+    int32_t **terms; /* per doc */
+    float **w;
+    int32_t *len;
+    float max;
+} collection;
+
+static uint64_t rng;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+/* Weights from a small set when `coarse` (many equal scores), else continuous in (0, 3]. */
+static float rnd_weight(int coarse)
+{
+    return coarse ? (float)(1 + rnd() % 3) * 0.5f : 3.0f * (float)(1 + rnd() % 100000) / 100000.0f;
+}
+
+/* Skewed term choice (lower ids far more frequent), as in a Zipf-like vocabulary. */
+static int32_t rnd_term(int32_t n_terms)
+{
+    uint32_t a = rnd() % (uint32_t)n_terms, b = rnd() % (uint32_t)n_terms;
+    return (int32_t)(a < b ? a : b) % n_terms;
+}
+
+static void make_collection(collection *c, uint32_t n_docs, int32_t n_terms, int max_len, int coarse)
+{
+    c->n_docs = n_docs;
+    c->n_terms = n_terms;
+    c->terms = calloc(n_docs + 1, sizeof *c->terms);
+    c->w = calloc(n_docs + 1, sizeof *c->w);
+    c->len = calloc(n_docs + 1, sizeof *c->len);
+    c->max = 0;
+    char *seen = calloc((size_t)n_terms, 1);
+    for (uint32_t d = 0; d < n_docs; d++) {
+        int want = (int)(rnd() % (uint32_t)(max_len + 1)); /* 0: an empty document */
+        c->terms[d] = malloc((size_t)want * sizeof(int32_t) + 4);
+        c->w[d] = malloc((size_t)want * sizeof(float) + 4);
+        int n = 0;
+        for (int i = 0; i < want; i++) {
+            int32_t t = rnd_term(n_terms);
+            if (seen[t])
+                continue;
+            seen[t] = 1;
+            c->terms[d][n] = t;
+            c->w[d][n] = rnd_weight(coarse);
+            if (c->w[d][n] > c->max)
+                c->max = c->w[d][n];
+            n++;
+        }
+        for (int i = 0; i < n; i++)
+            seen[c->terms[d][i]] = 0;
+        c->len[d] = n;
+    }
+    free(seen);
+}
+
+static void free_collection(collection *c)
+{
+    for (uint32_t d = 0; d < c->n_docs; d++) {
+        free(c->terms[d]);
+        free(c->w[d]);
+    }
+    free(c->terms);
+    free(c->w);
+    free(c->len);
+}
+
+static char *tmp_dir(void)
+{
+    char *dir = strdup("/tmp/splade_test_queryXXXXXX");
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+static void remove_index(char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, SPLADE_INDEX_FILE);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
+static char **vocab_tokens(int32_t n_terms)
+{
+    char **tok = malloc((size_t)n_terms * sizeof *tok);
+    for (int32_t t = 0; t < n_terms; t++) {
+        tok[t] = malloc(16);
+        snprintf(tok[t], 16, "t%d", t);
+    }
+    return tok;
+}
+
+static splade_index *build(const collection *c, char *dir)
+{
+    char **tok = vocab_tokens(c->n_terms);
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create((const char *const *)tok, c->n_terms, NULL, &b), 0);
+    for (uint32_t d = 0; d < c->n_docs; d++) {
+        char id[32];
+        snprintf(id, sizeof id, "doc%u", d);
+        uint32_t doc;
+        assert_int_equal(splade_builder_add_doc(b, "test", id, "", "", (long)d + 1, &doc), 0);
+        assert_int_equal(doc, d);
+    }
+    /* vectors attached in reverse order, as length-sorted encoding would do */
+    for (uint32_t d = c->n_docs; d-- > 0;)
+        assert_int_equal(splade_builder_set_vector(b, d, c->terms[d], c->w[d], c->len[d]), 0);
+    assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+    splade_builder_free(b);
+    for (int32_t t = 0; t < c->n_terms; t++)
+        free(tok[t]);
+    free(tok);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    return ix;
+}
+
+/* Brute force straight from the collection: quantize, dot, sort by (score desc, doc asc). */
+static int cmp_hit(const void *a, const void *b)
+{
+    const splade_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return (x->doc > y->doc) - (x->doc < y->doc);
+}
+
+static int brute_force(const collection *c, const splade_qvec *q, int k, splade_hit *out)
+{
+    splade_hit *all = malloc((c->n_docs + 1) * sizeof *all);
+    int n = 0;
+    for (uint32_t d = 0; d < c->n_docs; d++) {
+        uint32_t s = 0;
+        for (int i = 0; i < c->len[d]; i++)
+            for (int j = 0; j < q->n; j++)
+                if (q->terms[j] == c->terms[d][i])
+                    s += q->impacts[j] * (uint32_t)splade_quantize(c->w[d][i], c->max);
+        if (s > 0)
+            all[n++] = (splade_hit){d, s};
+    }
+    qsort(all, (size_t)n, sizeof *all, cmp_hit);
+    if (n > k)
+        n = k;
+    memcpy(out, all, (size_t)n * sizeof *out);
+    free(all);
+    return n;
+}
+
+/* A query of up to 30 raw terms: repeats, ids past the vocabulary, terms without postings. */
+static void random_query(const collection *c, splade_qvec *q, int coarse)
+{
+    int n = (int)(rnd() % 31);
+    int32_t terms[40];
+    float w[40];
+    for (int i = 0; i < n; i++) {
+        uint32_t r = rnd() % 10;
+        terms[i] = r == 0 ? c->n_terms + (int32_t)(rnd() % 5) : r == 1 && i > 0 ? terms[i - 1] : rnd_term(c->n_terms);
+        w[i] = rnd_weight(coarse);
+    }
+    assert_int_equal(splade_qvec_build(terms, w, n, (uint32_t)c->n_terms, q), 0);
+}
+
+static void check_query(const collection *c, splade_searcher *s, const splade_qvec *q, int k)
+{
+    splade_hit *want = malloc(((size_t)k + 1) * sizeof *want), *got = malloc(((size_t)k + 1) * sizeof *got);
+    int nw = brute_force(c, q, k, want);
+    static const splade_algo algos[] = {SPLADE_ALGO_BMM, SPLADE_ALGO_MAXSCORE, SPLADE_ALGO_TAAT};
+    for (int a = 0; a < 3; a++) {
+        int ng = -1;
+        assert_int_equal(splade_search(s, q, k, algos[a], got, &ng), 0);
+        if (ng != nw)
+            fail_msg("algo %d k=%d: %d hits, brute force %d", a, k, ng, nw);
+        for (int i = 0; i < nw; i++)
+            if (got[i].doc != want[i].doc || got[i].score != want[i].score)
+                fail_msg("algo %d k=%d rank %d: doc %u score %u, brute force doc %u score %u", a, k, i, got[i].doc,
+                         got[i].score, want[i].doc, want[i].score);
+    }
+    free(want);
+    free(got);
+}
+
+static void run_seed(uint64_t seed)
+{
+    rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    int coarse = (int)(seed % 2);
+    uint32_t n_docs = seed % 7 == 0 ? rnd() % 5 : 1 + rnd() % 3000;
+    int32_t n_terms = 1 + (int32_t)(rnd() % (seed % 3 == 0 ? 40 : 3000));
+    collection c;
+    make_collection(&c, n_docs, n_terms, 1 + (int)(rnd() % 60), coarse);
+    char *dir = tmp_dir();
+    splade_index *ix = build(&c, dir);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    static const int ks[] = {0, 1, 3, 10, 100, 1000, 5000};
+    for (int qi = 0; qi < 25; qi++) {
+        splade_qvec q;
+        random_query(&c, &q, coarse);
+        check_query(&c, s, &q, ks[rnd() % 7]);
+        splade_qvec_free(&q);
+    }
+    splade_searcher_free(s);
+    splade_index_close(ix);
+    remove_index(dir);
+    free_collection(&c);
+}
+
+static void test_random_collections_match_brute_force(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 60; seed++)
+        run_seed(seed);
+}
+
+static void test_empty_query_and_absent_terms(void **state)
+{
+    (void)state;
+    rng = 99;
+    collection c;
+    make_collection(&c, 200, 50, 20, 0);
+    char *dir = tmp_dir();
+    splade_index *ix = build(&c, dir);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    splade_qvec q;
+    splade_hit hits[10];
+    int n = -1;
+    assert_int_equal(splade_qvec_build(NULL, NULL, 0, 50, &q), 0);
+    assert_int_equal(splade_search(s, &q, 10, SPLADE_ALGO_BMM, hits, &n), 0);
+    assert_int_equal(n, 0);
+    splade_qvec_free(&q);
+    int32_t absent[] = {50, 51, -1};
+    float w[] = {1, 2, 3};
+    assert_int_equal(splade_qvec_build(absent, w, 3, 50, &q), 0);
+    assert_int_equal(q.n, 0);
+    assert_int_equal(splade_search(s, &q, 10, SPLADE_ALGO_MAXSCORE, hits, &n), 0);
+    assert_int_equal(n, 0);
+    splade_qvec_free(&q);
+    int32_t rep[] = {3, 3, 7};
+    float rw[] = {0.5f, 0.5f, 1.0f};
+    assert_int_equal(splade_qvec_build(rep, rw, 3, 50, &q), 0);
+    assert_int_equal(q.n, 2); /* term 3 once, weight 1.0 == term 7's */
+    assert_int_equal(q.impacts[0], 255);
+    assert_int_equal(q.impacts[1], 255);
+    splade_qvec_free(&q);
+    splade_searcher_free(s);
+    splade_index_close(ix);
+    remove_index(dir);
+    free_collection(&c);
+}
+
+static void test_batch_same_for_any_thread_count(void **state)
+{
+    (void)state;
+    rng = 7;
+    collection c;
+    make_collection(&c, 2000, 300, 40, 1);
+    char *dir = tmp_dir();
+    splade_index *ix = build(&c, dir);
+    enum { NQ = 64, K = 20 };
+    splade_qvec qs[NQ];
+    for (int i = 0; i < NQ; i++)
+        random_query(&c, &qs[i], 1);
+    static splade_hit h1[NQ * K], h4[NQ * K];
+    int n1[NQ], n4[NQ];
+    assert_int_equal(splade_search_batch(ix, qs, NQ, K, SPLADE_ALGO_BMM, 1, h1, n1), 0);
+    assert_int_equal(splade_search_batch(ix, qs, NQ, K, SPLADE_ALGO_BMM, 4, h4, n4), 0);
+    assert_memory_equal(n1, n4, sizeof n1);
+    for (int i = 0; i < NQ; i++) {
+        assert_memory_equal(h1 + i * K, h4 + i * K, (size_t)n1[i] * sizeof *h1);
+        splade_hit want[K];
+        assert_int_equal(brute_force(&c, &qs[i], K, want), n1[i]);
+        assert_memory_equal(want, h1 + i * K, (size_t)n1[i] * sizeof *h1);
+        splade_qvec_free(&qs[i]);
+    }
+    splade_index_close(ix);
+    remove_index(dir);
+    free_collection(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_collections_match_brute_force),
+        cmocka_unit_test(test_empty_query_and_absent_terms),
+        cmocka_unit_test(test_batch_same_for_any_thread_count),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
