@@ -38,6 +38,27 @@ size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhea
 int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void *workspace,
                       size_t workspace_bytes, void *cublas_handle, void *stream);
 
+/* ---- Additions (fused-kernel selection and introspection; benchmarks and tests). ---- */
+
+/* Which fused kernel runs. AUTO: wgmma (sm_90a code, Hopper) when the device and the build
+ * have it, else mma.sync (sm_80+). Forcing WGMMA where it is unavailable fails with
+ * SPLADE_ERR_UNSUPPORTED. */
+typedef enum { SPLADE_FUSED_AUTO = 0, SPLADE_FUSED_MMA_SYNC = 1, SPLADE_FUSED_WGMMA = 2 } splade_fused_path;
+
+/* What a fused call launches (filled by splade_lmhead_fused_plan). */
+typedef struct {
+    splade_fused_path path; /* the kernel actually chosen (never AUTO) */
+    int32_t bm, bn;         /* vocabulary rows x hidden rows per block tile */
+    int32_t nsplit;         /* slices per sequence (> 1: output zeroed, then atomicMax) */
+    int32_t units, grid;    /* work units, persistent blocks */
+    int32_t launches;       /* kernel launches + memsets per call */
+} splade_lmhead_plan;
+
+int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan);
+
+/* The fused head with an explicit kernel choice; needs no workspace. */
+int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

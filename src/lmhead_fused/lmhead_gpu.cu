@@ -1,10 +1,240 @@
-/* Placeholder until the GPU LM heads land. */
+/* The SPLADE LM head on the GPU: dispatch, planning, and the fused kernels' launch.
+ * Kernels: lmhead_mma.cuh (mma.sync, sm_80+) and lmhead_wgmma.cuh (wgmma, sm_90a).
+ * Design notes and measurements: docs/LMHEAD.md. */
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include <cuda_runtime.h>
+
+#include "gpu/cuda_check.h"
+#include "lmhead_fused/lmhead_common.cuh"
+#include "lmhead_fused/lmhead_internal.cuh"
+#include "lmhead_fused/lmhead_mma.cuh"
+#include "lmhead_fused/lmhead_wgmma.cuh"
 #include "splade.h"
 #include "splade/lmhead.h"
 
-extern "C" size_t splade_lmhead_workspace_bytes(splade_lmhead_kind, const splade_lmhead_args *) { return 0; }
+using namespace splade_lm;
 
-extern "C" int splade_lmhead_gpu(splade_lmhead_kind, const splade_lmhead_args *, void *, size_t, void *, void *)
+/* Writes 1 when this binary carries the wgmma kernel for the running device. */
+__global__ void lmhead_wgmma_probe_kernel(int *flag)
 {
-    return splade_fail(SPLADE_ERR_UNSUPPORTED, "GPU LM head not implemented yet");
+#ifdef SPLADE_WGMMA_ENABLED
+    *flag = 1;
+#else
+    *flag = 0;
+#endif
+}
+
+namespace {
+
+struct DevInfo {
+    int ready, sms, major, wgmma, mma_blocks;
+};
+DevInfo g_dev[64];
+
+int dev_info(DevInfo **out)
+{
+    int dev = 0;
+    CUDA_TRY(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= 64)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: device index %d out of range", dev);
+    DevInfo *d = &g_dev[dev];
+    if (!d->ready) {
+        DevInfo t{};
+        CUDA_TRY(cudaDeviceGetAttribute(&t.sms, cudaDevAttrMultiProcessorCount, dev));
+        CUDA_TRY(cudaDeviceGetAttribute(&t.major, cudaDevAttrComputeCapabilityMajor, dev));
+        if (t.major < 8)
+            return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: device %d has compute capability %d.x; "
+                               "the fused head needs 8.0+ (bf16 tensor cores)", dev, t.major);
+        t.wgmma = 0;
+        if (t.major == 9) {
+            int *flag = nullptr, h = 0;
+            CUDA_TRY(cudaMalloc(&flag, sizeof(int)));
+            lmhead_wgmma_probe_kernel<<<1, 1>>>(flag);
+            cudaError_t e1 = cudaGetLastError();
+            cudaError_t e2 = e1 == cudaSuccess ? cudaMemcpy(&h, flag, sizeof h, cudaMemcpyDeviceToHost) : e1;
+            cudaFree(flag);
+            CUDA_TRY(e2);
+            t.wgmma = h;
+        }
+        CUDA_TRY(cudaFuncSetAttribute(lmhead_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&t.mma_blocks, lmhead_mma_kernel, MMA_THREADS,
+                                                               MMA_SMEM));
+        if (t.mma_blocks < 1)
+            t.mma_blocks = 1;
+        if (t.wgmma) {
+            CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<1, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          WgCfg<1, 256>::SMEM));
+            CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<2, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          WgCfg<2, 128>::SMEM));
+        }
+        t.ready = 1;
+        *d = t;
+    }
+    *out = d;
+    return SPLADE_OK;
+}
+
+int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+/* Chooses the kernel, tile and sequence split. Slices per sequence are picked so that the
+ * last wave of the persistent grid is as full as possible (splitting costs a memset and
+ * atomics, so it must buy at least 2%). */
+int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead_plan *pl, Problem *pr)
+{
+    DevInfo *di;
+    int st = dev_info(&di);
+    if (st)
+        return st;
+    splade_fused_path path = want;
+    if (path == SPLADE_FUSED_AUTO)
+        path = di->wgmma ? SPLADE_FUSED_WGMMA : SPLADE_FUSED_MMA_SYNC;
+    if (path == SPLADE_FUSED_WGMMA && !di->wgmma)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: wgmma path needs a compute-capability 9.0 device "
+                           "and a build with sm_90a code");
+    int bm, bn, slots;
+    if (path == SPLADE_FUSED_WGMMA) {
+        const int L = a->max_len > 0 ? a->max_len : 1;
+        const int pad256 = cdiv(L, 256) * 256, pad128 = cdiv(L, 128) * 128;
+        if (pad128 < pad256) {
+            bm = WgCfg<2, 128>::BM;
+            bn = 128;
+        } else {
+            bm = WgCfg<1, 256>::BM;
+            bn = 256;
+        }
+        slots = di->sms;
+    } else {
+        bm = MMA_BM;
+        bn = MMA_BN;
+        slots = di->sms * di->mma_blocks;
+    }
+    const int nvt = cdiv(a->V, bm);
+    const int ntmax = a->max_len > 0 ? cdiv(a->max_len, bn) : 1;
+    const long long base = (long long)nvt * a->B;
+    int best_split = 1, best_tps = ntmax;
+    double best_eff = 0;
+    for (int ns = 1; ns <= ntmax; ns++) {
+        const int tps = cdiv(ntmax, ns), nsr = cdiv(ntmax, tps);
+        if (nsr != ns)
+            continue;
+        const long long units = base * ns;
+        const double waves = (double)((units + slots - 1) / slots);
+        const double eff = (double)base * ntmax / (waves * slots * tps);
+        if (eff > best_eff * (ns == 1 ? 1.0 : 1.02)) {
+            best_eff = eff;
+            best_split = ns;
+            best_tps = tps;
+        }
+    }
+    const long long units = base * best_split;
+    if (units > INT32_MAX)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: %lld work units overflow", units);
+    pl->path = path;
+    pl->bm = bm;
+    pl->bn = bn;
+    pl->nsplit = best_split;
+    pl->units = (int32_t)units;
+    pl->grid = (int32_t)(units < slots ? units : slots);
+    if (pl->grid < 1)
+        pl->grid = 1;
+    pl->launches = best_split > 1 ? 2 : 1;
+    if (pr) {
+        pr->H = static_cast<const __nv_bfloat16 *>(a->H);
+        pr->seq_start = a->seq_start;
+        pr->seq_len = a->seq_len;
+        pr->W = static_cast<const __nv_bfloat16 *>(a->W);
+        pr->bias = a->bias;
+        pr->out = a->out;
+        pr->B = a->B;
+        pr->D = a->D;
+        pr->V = a->V;
+        pr->KC = cdiv(a->D, BK);
+        pr->nsplit = best_split;
+        pr->tps = best_tps;
+        pr->nunits = pl->units;
+        pr->atomic_out = best_split > 1;
+    }
+    return SPLADE_OK;
+}
+
+int fused_run(splade_fused_path want, const splade_lmhead_args *a, cudaStream_t stream)
+{
+    splade_lmhead_plan pl;
+    Problem pr;
+    int st = make_plan(want, a, &pl, &pr);
+    if (st)
+        return st;
+    if (pr.atomic_out)
+        CUDA_TRY(cudaMemsetAsync(a->out, 0, sizeof(float) * (size_t)a->B * a->V, stream));
+    if (pl.path == SPLADE_FUSED_WGMMA) {
+        if (pl.bn == 256)
+            lmhead_wgmma_kernel<1, 256><<<pl.grid, WG_THREADS, WgCfg<1, 256>::SMEM, stream>>>(pr);
+        else
+            lmhead_wgmma_kernel<2, 128><<<pl.grid, WG_THREADS, WgCfg<2, 128>::SMEM, stream>>>(pr);
+    } else {
+        lmhead_mma_kernel<<<pl.grid, MMA_THREADS, MMA_SMEM, stream>>>(pr);
+    }
+    CUDA_TRY_LAUNCH();
+    return SPLADE_OK;
+}
+
+} // namespace
+
+int splade_lmhead_check_args(const splade_lmhead_args *a)
+{
+    if (!a)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: args is NULL");
+    if (!a->H || !a->seq_start || !a->seq_len || !a->W || !a->bias || !a->out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: a device pointer (H, seq_start, seq_len, W, bias, out) "
+                           "is NULL");
+    if (a->B < 1 || a->V < 1 || a->D < 1 || a->max_len < 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: B=%d V=%d D=%d max_len=%d (need B,V,D >= 1, "
+                           "max_len >= 0)", a->B, a->V, a->D, a->max_len);
+    if (a->D % 8 != 0)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: D=%d must be a multiple of 8 (16-byte rows)", a->D);
+    if (((uintptr_t)a->H | (uintptr_t)a->W) % 16 != 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: H and W must be 16-byte aligned");
+    return SPLADE_OK;
+}
+
+extern "C" size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a)
+{
+    if (!a || kind != SPLADE_LMHEAD_NAIVE)
+        return 0;
+    return splade_lmhead_naive_workspace(a);
+}
+
+extern "C" int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a,
+                                        splade_lmhead_plan *plan)
+{
+    int st = splade_lmhead_check_args(a);
+    if (st)
+        return st;
+    if (!plan)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: plan is NULL");
+    return make_plan(path, a, plan, nullptr);
+}
+
+extern "C" int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream)
+{
+    int st = splade_lmhead_check_args(a);
+    if (st)
+        return st;
+    return fused_run(path, a, static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void *workspace,
+                                 size_t workspace_bytes, void *cublas_handle, void *stream)
+{
+    int st = splade_lmhead_check_args(a);
+    if (st)
+        return st;
+    if (kind == SPLADE_LMHEAD_FUSED)
+        return fused_run(SPLADE_FUSED_AUTO, a, static_cast<cudaStream_t>(stream));
+    if (kind == SPLADE_LMHEAD_NAIVE)
+        return splade_lmhead_naive_run(a, workspace, workspace_bytes, cublas_handle, stream);
+    return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: unknown kind %d", (int)kind);
 }

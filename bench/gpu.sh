@@ -1,0 +1,144 @@
+#!/bin/sh
+# The one command for the GPU machine: build (sm_90a), CUDA tests, compute-sanitizer
+# (memcheck + racecheck) on the LM head test at small shapes, bench-lmhead, the PyTorch
+# peer (.gpu/torch_splade_peer.py, carried: copy /work/shared/peer/torch_splade_peer.py
+# into .gpu/ first), bench/gpu_encoder.sh when present, then a side-by-side table.
+# Logs and JSON go to $OUT (<= 8 files). Aim: <= ~5 minutes in all.
+#
+# Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 150),
+# SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, GIT_COMMIT (when .git did not travel).
+set -u
+OUT=${OUT:-/tmp/splade-gpu-out}
+mkdir -p "$OUT"
+BUILD=build-gpu
+LOG="$OUT/gpu_sh.log"
+T0=$(date +%s)
+say() { echo "[gpu.sh +$(( $(date +%s) - T0 ))s] $*" | tee -a "$LOG"; }
+: >"$LOG"
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo "${GIT_COMMIT:-unknown}")
+say "commit $COMMIT, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
+
+# The device image may lack the Debian -dev packages the Makefile wants (and has no network
+# for apt): then build against the carried .gpu/lm-sysroot.tar.gz (headers + shared libs of
+# cmocka, jansson, utf8proc, streamvbyte, openblas; an empty libcurl stub, nothing calls it).
+MK_CC=""; MK_LD=""
+missing=""
+for h in cmocka.h jansson.h utf8proc.h streamvbyte.h x86_64-linux-gnu/openblas-pthread/cblas.h; do
+    [ -f "/usr/include/$h" ] || missing="$missing $h"
+done
+[ -n "$(ls /usr/lib/x86_64-linux-gnu/libcurl.so 2>/dev/null)" ] || missing="$missing libcurl.so"
+if [ -n "$missing" ]; then
+    if [ -f .gpu/lm-sysroot.tar.gz ]; then
+        SR=/opt/lm-sysroot; mkdir -p $SR && tar xzf .gpu/lm-sysroot.tar.gz -C $SR
+        L=$SR/usr/lib/x86_64-linux-gnu
+        MK_CC="gcc -isystem $SR/usr/include -isystem $SR/usr/include/x86_64-linux-gnu/openblas-pthread"
+        MK_LD="-pthread -L$L -L$L/openblas-pthread -Wl,-rpath,$L:$L/openblas-pthread"
+        export LD_LIBRARY_PATH="$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        mkdir -p $BUILD && touch $BUILD/.deps-ok
+        say "system lacks:$missing -> using carried sysroot $SR"
+    else
+        say "system lacks:$missing and no .gpu/lm-sysroot.tar.gz was carried"
+    fi
+fi
+mk() { if [ -n "$MK_CC" ]; then make BUILD=$BUILD CC="$MK_CC" LDFLAGS="$MK_LD" "$@"; else make BUILD=$BUILD "$@"; fi; }
+
+say "build: make BUILD=$BUILD -j16"
+if ! mk -j16 >>"$LOG" 2>&1; then
+    say "BUILD FAILED"; tail -30 "$LOG"; exit 1
+fi
+TESTS=""
+for t in tests/test_*.c; do
+    n=$(basename "$t" .c)
+    case "$n" in *gpu*) TESTS="$TESTS $n"; continue ;; esac
+    grep -qE 'cuda_runtime|splade_gpu_probe|splade_lmhead_gpu' "$t" && TESTS="$TESTS $n"
+done
+for n in $TESTS; do mk "$BUILD/tests/$n" >>"$LOG" 2>&1 || say "build of $n FAILED"; done
+
+rc=0
+for n in $TESTS; do
+    say "test $n"
+    if timeout 240 "$BUILD/tests/$n" >>"$LOG" 2>&1; then say "  $n: ok"; else say "  $n: FAILED"; rc=1; fi
+done
+grep -E '^\s+\[lmhead_gpu\]|^\[  (PASSED|FAILED|SKIPPED) \]' "$LOG" | tail -60
+
+if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        say "compute-sanitizer --tool $tool (SPLADE_LMHEAD_TEST_SMALL=1)"
+        if SPLADE_LMHEAD_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 3 \
+            "$BUILD/tests/test_lmhead_gpu" >"$OUT/.san" 2>&1; then
+            say "  $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/.san" | tail -1))"
+        else
+            say "  $tool: FAILED"; rc=1; head -40 "$OUT/.san"
+        fi
+        cat "$OUT/.san" >>"$LOG"; rm -f "$OUT/.san"
+    done
+fi
+
+say "bench-lmhead ${BENCH_ARGS:-}"
+# shellcheck disable=SC2086
+timeout 200 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/bench_lmhead.json" \
+    2>&1 | tee "$OUT/bench_lmhead.txt" || rc=1
+
+if [ "${SKIP_PEER:-0}" != 1 ] && [ -f .gpu/torch_splade_peer.py ]; then
+    say "torch peer (timeout ${PEER_TIMEOUT:-150}s)"
+    OUT="$OUT" PYTHONUNBUFFERED=1 timeout "${PEER_TIMEOUT:-150}" python3 .gpu/torch_splade_peer.py \
+        >"$OUT/torch_peer.log" 2>&1 || say "  torch peer ended early (rc $?); rows so far kept"
+elif [ "${SKIP_PEER:-0}" != 1 ]; then
+    say "no .gpu/torch_splade_peer.py (copy it from /work/shared/peer and carry .gpu)"
+fi
+
+if [ "${SKIP_ENCODER:-0}" != 1 ] && [ -f bench/gpu_encoder.sh ]; then
+    say "bench/gpu_encoder.sh"
+    mkdir -p "$OUT/encoder"
+    OUT="$OUT/encoder" BUILD=$BUILD timeout 200 sh bench/gpu_encoder.sh >>"$LOG" 2>&1 || say "  gpu_encoder.sh FAILED"
+fi
+
+say "summary"
+python3 - "$OUT" "$COMMIT" <<'PY' | tee "$OUT/summary.md"
+import json, os, sys
+out, commit = sys.argv[1], sys.argv[2]
+try:
+    b = json.load(open(os.path.join(out, "bench_lmhead.json")))
+except Exception as e:
+    print("no bench_lmhead.json:", e); sys.exit(0)
+peer = {}
+p = os.path.join(out, "torch_peer.log")
+if os.path.exists(p):
+    for line in open(p):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                r = json.loads(line)
+            except Exception:
+                continue
+            if r.get("part") == "lmhead":
+                peer[(r["B"], r["S"], r["V"], r["impl"])] = r
+ours = {}
+for r in b["rows"]:
+    ours[(r["B"], r["S"], r["V"], r["impl"])] = r
+shapes = sorted({(r["B"], r["S"], r["V"]) for r in b["rows"]}, key=lambda s: (s[2], s[0] * s[1], s[0]))
+def ms(d, k):
+    r = d.get(k)
+    return r.get("ms") if r and r.get("ms") is not None and r.get("ok", True) else None
+def f(x, p=3):
+    return "-" if x is None else f"{x:.{p}f}"
+def ratio(a, b):
+    return "-" if a is None or b is None else f"{a / b:.2f}x"
+print(f"LM head, {b['device']}, commit {commit}, median ms (same run); ratios = other / fused")
+print()
+print("| B | S | V | fused | fused mma.sync | naive (ours) | cuBLAS GEMM | cuBLAS GEMM V pad128 | torch eager | torch.compile | fused TFLOP/s | naive/fused | eager/fused | compile/fused | cuBLAS/fused | fused peak MiB | eager peak MiB |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for (B, S, V) in shapes:
+    fu = ms(ours, (B, S, V, "fused")); mm = ms(ours, (B, S, V, "fused_mma_sync"))
+    nv = ms(ours, (B, S, V, "naive")); g = ms(ours, (B, S, V, "cublas_gemm"))
+    gp = ms(ours, (B, S, V, "cublas_gemm_vpad128"))
+    te = ms(peer, (B, S, V, "naive_eager")); tc = ms(peer, (B, S, V, "torch_compile"))
+    tf = ours.get((B, S, V, "fused"), {}).get("tflops")
+    fpk = ours.get((B, S, V, "fused"), {}).get("peak_mib")
+    epk = peer.get((B, S, V, "naive_eager"), {}).get("peak_mib")
+    print(f"| {B} | {S} | {V} | {f(fu)} | {f(mm)} | {f(nv)} | {f(g)} | {f(gp)} | {f(te)} | {f(tc)} | {f(tf, 0)} | "
+          f"{ratio(nv, fu)} | {ratio(te, fu)} | {ratio(tc, fu)} | {ratio(g, fu)} | {f(fpk, 1)} | {epk if epk is not None else '-'} |")
+PY
+say "done (rc $rc)"
+exit $rc
