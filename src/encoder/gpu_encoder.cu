@@ -1,17 +1,776 @@
-/* Placeholder until the GPU encoder lands: reports the missing piece instead of faking it. */
+/* The BERT forward pass on the GPU, feeding the SPLADE LM head (include/splade/gpu.h).
+ *
+ * Weights are uploaded once in bf16 (LayerNorm parameters, position/type embeddings and the
+ * decoder bias stay fp32). Tokens of all sequences are packed back to back ([T, hidden], no
+ * padding); per layer:
+ *   QKV   = X·Wqkvᵀ + b           cuBLASLt, bias epilogue (Q, K, V weights fused: one GEMM)
+ *   C     = attention(QKV)         flash-style tensor-core kernel, per sequence (gpu_attention.cu)
+ *   X     = LN(X + C·Woᵀ + b)      cuBLASLt bias epilogue, then one add+LayerNorm kernel
+ *   U     = gelu(X·Wiᵀ + b)        cuBLASLt bias epilogue + exact-erf GELU kernel (see below)
+ *   X     = LN(X + U·Wo2ᵀ + b)
+ * then the MLM transform H = LN(gelu(X·Wdᵀ + b)) (GELU fused into the LayerNorm kernel) and
+ * splade_lmhead_gpu() on the packed H.
+ *
+ * GELU: BERT uses the exact erf form; cuBLASLt's GELU epilogues implement the tanh approximation,
+ * so the FFN GEMM uses the bias epilogue and a separate in-place erf-GELU pass. Setting
+ * SPLADE_GPU_GELU=tanh at create() selects the fused (approximate) epilogue instead; see
+ * docs/GPU_ENCODER.md for the cost and the accuracy of each.
+ *
+ * GEMMs: bf16 in/out, fp32 accumulation (CUBLAS_COMPUTE_32F). Activations bf16, all
+ * normalisation and softmax math fp32. Workspaces are sized from the largest batch seen and
+ * grow on demand; an allocation failure returns SPLADE_ERR_GPU_OOM and leaves the encoder
+ * usable (the caller retries with a smaller batch). */
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "encoder/gpu_encoder_internal.h"
+#include "encoder/gpu_kernels.cuh"
+#include "gpu/cuda_check.h"
 #include "splade.h"
 #include "splade/gpu.h"
+#include "splade/lmhead.h"
 
-extern "C" int splade_gpu_encoder_create(const splade_model *, splade_lmhead_kind, splade_gpu_encoder **out)
+using splade_gpu::AttnTile;
+using splade_gpu::bf16;
+
+#define TRY(call)                      \
+    do {                               \
+        int rc_ = (call);              \
+        if (rc_ != SPLADE_OK)          \
+            return rc_;                \
+    } while (0)
+
+namespace {
+
+constexpr size_t kAlign = 256;  // cuBLASLt's heuristics assume 256-byte aligned operands
+constexpr size_t kLtWorkspace = 32u << 20;
+constexpr int kPlanCache = 24;
+constexpr int kProfEvents = 512;
+
+inline size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+struct LayerW {
+    bf16 *qkv_w, *qkv_b, *ao_w, *ao_b, *fi_w, *fi_b, *fo_w, *fo_b;
+    float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
+};
+
+struct GemmPlan {
+    bool used = false;
+    int T = 0, N = 0, K = 0;
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+    cublasLtMatmulAlgo_t algo;
+};
+
+}  // namespace
+
+struct splade_gpu_encoder {
+    splade_config cfg;
+    splade_lmhead_kind head;
+    int H, I, V, L, heads, hd, P;
+    bool gelu_tanh;
+
+    cudaStream_t stream = nullptr;
+    cublasLtHandle_t lt = nullptr;
+    cublasHandle_t cublas = nullptr;
+
+    void *wbuf = nullptr;
+    size_t wbytes = 0;
+    std::vector<LayerW> layers;
+    bf16 *word = nullptr, *mlm_w = nullptr, *mlm_b = nullptr, *dec_w = nullptr;
+    float *pos = nullptr, *type0 = nullptr, *emb_g = nullptr, *emb_b = nullptr, *mlm_g = nullptr,
+          *mlm_beta = nullptr, *dec_b = nullptr;
+
+    /* activations for up to cap_T tokens */
+    void *abuf = nullptr;
+    size_t cap_T = 0, abytes = 0;
+    bf16 *X = nullptr, *ctx = nullptr, *tmp = nullptr, *big = nullptr;
+
+    /* per-batch metadata: ids[T], pos[T], seq_start[B], seq_len[B], tiles[n] */
+    void *meta_d = nullptr, *meta_h = nullptr;
+    size_t meta_bytes = 0;
+
+    float *out_d = nullptr;
+    size_t out_cap = 0;  // floats
+    void *lt_ws = nullptr;
+    void *head_ws = nullptr;
+    size_t head_ws_bytes = 0;
+
+    GemmPlan plans[kPlanCache];
+    int plan_next = 0;
+
+    bool prof_on = false;
+    cudaEvent_t ev[kProfEvents];
+    int ev_cat[kProfEvents / 2];
+    int ev_n = 0;
+    bool ev_created = false;
+    double prof_ms[SPLADE_GPU_PROF_N] = {0};
+};
+
+namespace {
+
+/* ---- profiling ---------------------------------------------------------------------------- */
+
+int prof_begin(splade_gpu_encoder *g, int cat)
 {
-    if (out)
-        *out = nullptr;
-    return splade_fail(SPLADE_ERR_UNSUPPORTED, "GPU encoder not implemented yet");
+    if (!g->prof_on || g->ev_n + 2 > kProfEvents)
+        return SPLADE_OK;
+    g->ev_cat[g->ev_n / 2] = cat;
+    CUDA_TRY(cudaEventRecord(g->ev[g->ev_n], g->stream));
+    return SPLADE_OK;
 }
 
-extern "C" int splade_gpu_encoder_forward(splade_gpu_encoder *, const int32_t *, const int32_t *, int32_t, float *)
+int prof_end(splade_gpu_encoder *g)
 {
-    return splade_fail(SPLADE_ERR_UNSUPPORTED, "GPU encoder not implemented yet");
+    if (!g->prof_on || g->ev_n + 2 > kProfEvents)
+        return SPLADE_OK;
+    CUDA_TRY(cudaEventRecord(g->ev[g->ev_n + 1], g->stream));
+    g->ev_n += 2;
+    return SPLADE_OK;
 }
 
-extern "C" void splade_gpu_encoder_free(splade_gpu_encoder *) {}
+int prof_collect(splade_gpu_encoder *g)
+{
+    if (!g->prof_on)
+        return SPLADE_OK;
+    for (int i = 0; i < SPLADE_GPU_PROF_N; i++)
+        g->prof_ms[i] = 0;
+    for (int i = 0; i < g->ev_n; i += 2) {
+        float ms = 0;
+        CUDA_TRY(cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]));
+        g->prof_ms[g->ev_cat[i / 2]] += ms;
+    }
+    g->ev_n = 0;
+    return SPLADE_OK;
+}
+
+/* ---- weights ------------------------------------------------------------------------------ */
+
+struct Carve {
+    size_t off = 0;
+    template <typename T>
+    size_t take(size_t n)
+    {
+        size_t o = off;
+        off = align_up(off + n * sizeof(T));
+        return o;
+    }
+};
+
+/* fp32 host -> bf16 device, through a host staging buffer; src == NULL writes zeros. */
+int upload_bf16(bf16 *dst, const float *const *srcs, const size_t *lens, int nsrc, std::vector<bf16> &stage)
+{
+    size_t n = 0;
+    for (int i = 0; i < nsrc; i++)
+        n += lens[i];
+    stage.resize(n);
+    size_t k = 0;
+    for (int i = 0; i < nsrc; i++) {
+        for (size_t j = 0; j < lens[i]; j++)
+            stage[k + j] = __float2bfloat16_rn(srcs[i] ? srcs[i][j] : 0.f);
+        k += lens[i];
+    }
+    CUDA_TRY(cudaMemcpy(dst, stage.data(), n * sizeof(bf16), cudaMemcpyHostToDevice));
+    return SPLADE_OK;
+}
+
+int upload_one_bf16(bf16 *dst, const float *src, size_t n, std::vector<bf16> &stage)
+{
+    return upload_bf16(dst, &src, &n, 1, stage);
+}
+
+int upload_f32(float *dst, const float *src, size_t n)
+{
+    if (src) {
+        CUDA_TRY(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyHostToDevice));
+    } else {
+        CUDA_TRY(cudaMemset(dst, 0, n * sizeof(float)));
+    }
+    return SPLADE_OK;
+}
+
+int check_config(const splade_model *m)
+{
+    const splade_config &c = m->cfg;
+    if (c.hidden_size <= 0 || c.num_heads <= 0 || c.num_layers < 0 || c.vocab_size <= 0 ||
+        c.intermediate_size <= 0 || c.max_position <= 0 || c.type_vocab_size <= 0)
+        return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: invalid model dimensions");
+    if (c.hidden_size % 8 || c.hidden_size > splade_gpu::kMaxHidden)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: hidden size %d (needs a multiple of 8, <= %d)",
+                           c.hidden_size, splade_gpu::kMaxHidden);
+    if (c.hidden_size % c.num_heads || !splade_gpu::attention_supports(c.hidden_size / c.num_heads))
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: head size %d/%d (supported: 32, 64, 128)",
+                           c.hidden_size, c.num_heads);
+    if (c.intermediate_size % 8)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: intermediate size %d (needs a multiple of 8)",
+                           c.intermediate_size);
+    if (!m->word_emb || !m->pos_emb || !m->type_emb || !m->emb_ln_g || !m->emb_ln_b || !m->mlm_dense_w ||
+        !m->mlm_ln_g || !m->mlm_ln_b || (c.num_layers > 0 && !m->layers))
+        return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: model tensors missing");
+    for (int l = 0; l < c.num_layers; l++) {
+        const splade_layer &y = m->layers[l];
+        if (!y.q_w || !y.k_w || !y.v_w || !y.attn_out_w || !y.ffn_in_w || !y.ffn_out_w || !y.ln1_g || !y.ln1_b ||
+            !y.ln2_g || !y.ln2_b)
+            return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: layer %d tensors missing", l);
+    }
+    return SPLADE_OK;
+}
+
+int upload_model(splade_gpu_encoder *g, const splade_model *m)
+{
+    const size_t H = g->H, I = g->I, V = g->V, P = g->P, L = g->L;
+    const bool tied = m->decoder_w == nullptr || m->decoder_w == m->word_emb;
+    Carve c;
+    struct LOff {
+        size_t qkv_w, qkv_b, ao_w, ao_b, fi_w, fi_b, fo_w, fo_b, ln1_g, ln1_b, ln2_g, ln2_b;
+    };
+    std::vector<LOff> lo(L);
+    const size_t o_word = c.take<bf16>(V * H), o_pos = c.take<float>(P * H), o_type = c.take<float>(H),
+                 o_eg = c.take<float>(H), o_eb = c.take<float>(H);
+    for (size_t l = 0; l < L; l++) {
+        lo[l].qkv_w = c.take<bf16>(3 * H * H);
+        lo[l].qkv_b = c.take<bf16>(3 * H);
+        lo[l].ao_w = c.take<bf16>(H * H);
+        lo[l].ao_b = c.take<bf16>(H);
+        lo[l].fi_w = c.take<bf16>(I * H);
+        lo[l].fi_b = c.take<bf16>(I);
+        lo[l].fo_w = c.take<bf16>(H * I);
+        lo[l].fo_b = c.take<bf16>(H);
+        lo[l].ln1_g = c.take<float>(H);
+        lo[l].ln1_b = c.take<float>(H);
+        lo[l].ln2_g = c.take<float>(H);
+        lo[l].ln2_b = c.take<float>(H);
+    }
+    const size_t o_mw = c.take<bf16>(H * H), o_mb = c.take<bf16>(H), o_mg = c.take<float>(H),
+                 o_mbeta = c.take<float>(H), o_db = c.take<float>(V);
+    const size_t o_dw = tied ? o_word : c.take<bf16>(V * H);
+    g->wbytes = c.off;
+    CUDA_TRY(cudaMalloc(&g->wbuf, g->wbytes));
+    char *base = static_cast<char *>(g->wbuf);
+    auto B16 = [&](size_t o) { return reinterpret_cast<bf16 *>(base + o); };
+    auto F32 = [&](size_t o) { return reinterpret_cast<float *>(base + o); };
+
+    std::vector<bf16> stage;
+    g->word = B16(o_word);
+    TRY(upload_one_bf16(g->word, m->word_emb, V * H, stage));
+    g->pos = F32(o_pos);
+    TRY(upload_f32(g->pos, m->pos_emb, P * H));
+    g->type0 = F32(o_type);
+    TRY(upload_f32(g->type0, m->type_emb, H));  // token type 0 = row 0
+    g->emb_g = F32(o_eg);
+    TRY(upload_f32(g->emb_g, m->emb_ln_g, H));
+    g->emb_b = F32(o_eb);
+    TRY(upload_f32(g->emb_b, m->emb_ln_b, H));
+    g->layers.resize(L);
+    for (size_t l = 0; l < L; l++) {
+        const splade_layer &y = m->layers[l];
+        LayerW &w = g->layers[l];
+        w.qkv_w = B16(lo[l].qkv_w);
+        const float *ws[3] = {y.q_w, y.k_w, y.v_w};
+        const size_t wl[3] = {H * H, H * H, H * H};
+        TRY(upload_bf16(w.qkv_w, ws, wl, 3, stage));
+        w.qkv_b = B16(lo[l].qkv_b);
+        const float *bs[3] = {y.q_b, y.k_b, y.v_b};
+        const size_t bl[3] = {H, H, H};
+        TRY(upload_bf16(w.qkv_b, bs, bl, 3, stage));
+        w.ao_w = B16(lo[l].ao_w);
+        TRY(upload_one_bf16(w.ao_w, y.attn_out_w, H * H, stage));
+        w.ao_b = B16(lo[l].ao_b);
+        TRY(upload_one_bf16(w.ao_b, y.attn_out_b, H, stage));
+        w.fi_w = B16(lo[l].fi_w);
+        TRY(upload_one_bf16(w.fi_w, y.ffn_in_w, I * H, stage));
+        w.fi_b = B16(lo[l].fi_b);
+        TRY(upload_one_bf16(w.fi_b, y.ffn_in_b, I, stage));
+        w.fo_w = B16(lo[l].fo_w);
+        TRY(upload_one_bf16(w.fo_w, y.ffn_out_w, H * I, stage));
+        w.fo_b = B16(lo[l].fo_b);
+        TRY(upload_one_bf16(w.fo_b, y.ffn_out_b, H, stage));
+        w.ln1_g = F32(lo[l].ln1_g);
+        TRY(upload_f32(w.ln1_g, y.ln1_g, H));
+        w.ln1_b = F32(lo[l].ln1_b);
+        TRY(upload_f32(w.ln1_b, y.ln1_b, H));
+        w.ln2_g = F32(lo[l].ln2_g);
+        TRY(upload_f32(w.ln2_g, y.ln2_g, H));
+        w.ln2_b = F32(lo[l].ln2_b);
+        TRY(upload_f32(w.ln2_b, y.ln2_b, H));
+    }
+    g->mlm_w = B16(o_mw);
+    TRY(upload_one_bf16(g->mlm_w, m->mlm_dense_w, H * H, stage));
+    g->mlm_b = B16(o_mb);
+    TRY(upload_one_bf16(g->mlm_b, m->mlm_dense_b, H, stage));
+    g->mlm_g = F32(o_mg);
+    TRY(upload_f32(g->mlm_g, m->mlm_ln_g, H));
+    g->mlm_beta = F32(o_mbeta);
+    TRY(upload_f32(g->mlm_beta, m->mlm_ln_b, H));
+    g->dec_b = F32(o_db);
+    TRY(upload_f32(g->dec_b, m->decoder_b, V));
+    g->dec_w = B16(o_dw);
+    if (!tied)
+        TRY(upload_one_bf16(g->dec_w, m->decoder_w, V * H, stage));
+    return SPLADE_OK;
+}
+
+/* ---- GEMM: Y[T,N] = X[T,K] · W[N,K]ᵀ (+ bias[N]) (+ GELU), all row-major bf16 ---------------
+ * In cuBLASLt's column-major terms: C[N,T] = op(A)·B with A = W seen as [K,N] (TRANSA = T),
+ * B = X seen as [K,T]; the bias runs along C's rows = output features. */
+
+int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi, GemmPlan **out)
+{
+    for (GemmPlan &p : g->plans)
+        if (p.used && p.T == T && p.N == N && p.K == K && p.epi == epi) {
+            *out = &p;
+            return SPLADE_OK;
+        }
+    GemmPlan &p = g->plans[g->plan_next];
+    g->plan_next = (g->plan_next + 1) % kPlanCache;
+    if (p.used) {
+        cublasLtMatmulDescDestroy(p.desc);
+        cublasLtMatrixLayoutDestroy(p.la);
+        cublasLtMatrixLayoutDestroy(p.lb);
+        cublasLtMatrixLayoutDestroy(p.lc);
+        p.used = false;
+    }
+    CUBLAS_TRY(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.la, CUDA_R_16BF, K, N, K));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lb, CUDA_R_16BF, K, T, K));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lc, CUDA_R_16BF, N, T, N));
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
+    size_t ws = kLtWorkspace;
+    cublasStatus_t st =
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublasLtMatmulHeuristicResult_t res;
+    int n = 0;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulAlgoGetHeuristic(g->lt, p.desc, p.la, p.lb, p.lc, p.lc, pref, 1, &res, &n);
+    cublasLtMatmulPreferenceDestroy(pref);
+    p.used = true;  // descriptors exist: destroyed on reuse or free
+    p.T = T, p.N = N, p.K = K, p.epi = epi;
+    if (st != CUBLAS_STATUS_SUCCESS || n == 0) {
+        p.used = false;
+        cublasLtMatmulDescDestroy(p.desc);
+        cublasLtMatrixLayoutDestroy(p.la);
+        cublasLtMatrixLayoutDestroy(p.lb);
+        cublasLtMatrixLayoutDestroy(p.lc);
+        return splade_fail(st == CUBLAS_STATUS_ALLOC_FAILED ? SPLADE_ERR_GPU_OOM : SPLADE_ERR_CUDA,
+                           "%s:%d: cublasLtMatmulAlgoGetHeuristic: status %d, %d algorithms for %dx%dx%d",
+                           __FILE__, __LINE__, (int)st, n, T, N, K);
+    }
+    p.algo = res.algo;
+    *out = &p;
+    return SPLADE_OK;
+}
+
+int gemm(splade_gpu_encoder *g, const bf16 *X, const bf16 *W, const bf16 *bias, bf16 *Y, int T, int N, int K,
+         cublasLtEpilogue_t epi)
+{
+    GemmPlan *p;
+    TRY(plan_for(g, T, N, K, epi, &p));
+    if (bias)
+        CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    const float one = 1.f, zero = 0.f;
+    TRY(prof_begin(g, SPLADE_GPU_PROF_GEMM));
+    CUBLAS_TRY(cublasLtMatmul(g->lt, p->desc, &one, W, p->la, X, p->lb, &zero, Y, p->lc, Y, p->lc, &p->algo,
+                              g->lt_ws, kLtWorkspace, g->stream));
+    TRY(prof_end(g));
+    return SPLADE_OK;
+}
+
+/* ---- workspaces --------------------------------------------------------------------------- */
+
+int ensure_acts(splade_gpu_encoder *g, size_t T)
+{
+    if (T <= g->cap_T)
+        return SPLADE_OK;
+    size_t cap = (T + 1023) / 1024 * 1024;
+    const size_t H = g->H, wide = (size_t)(3 * g->H > g->I ? 3 * g->H : g->I);
+    size_t bytes = 3 * align_up(cap * H * sizeof(bf16)) + align_up(cap * wide * sizeof(bf16));
+    if (g->abuf) {
+        CUDA_TRY(cudaStreamSynchronize(g->stream));
+        cudaFree(g->abuf);
+        g->abuf = nullptr;
+        g->cap_T = g->abytes = 0;
+    }
+    cudaError_t e = cudaMalloc(&g->abuf, bytes);
+    if (e != cudaSuccess && cap > T) {  // retry without the rounding headroom
+        (void)cudaGetLastError();
+        cap = T;
+        bytes = 3 * align_up(cap * H * sizeof(bf16)) + align_up(cap * wide * sizeof(bf16));
+        e = cudaMalloc(&g->abuf, bytes);
+    }
+    if (e != cudaSuccess) {
+        g->abuf = nullptr;
+        CUDA_TRY(e);
+    }
+    char *b = static_cast<char *>(g->abuf);
+    g->X = reinterpret_cast<bf16 *>(b);
+    b += align_up(cap * H * sizeof(bf16));
+    g->ctx = reinterpret_cast<bf16 *>(b);
+    b += align_up(cap * H * sizeof(bf16));
+    g->tmp = reinterpret_cast<bf16 *>(b);
+    b += align_up(cap * H * sizeof(bf16));
+    g->big = reinterpret_cast<bf16 *>(b);
+    g->cap_T = cap;
+    g->abytes = bytes;
+    return SPLADE_OK;
+}
+
+int ensure_meta(splade_gpu_encoder *g, size_t bytes)
+{
+    if (bytes <= g->meta_bytes)
+        return SPLADE_OK;
+    bytes = align_up(bytes * 5 / 4);
+    if (g->meta_d) {
+        CUDA_TRY(cudaStreamSynchronize(g->stream));
+        cudaFree(g->meta_d);
+        cudaFreeHost(g->meta_h);
+        g->meta_d = g->meta_h = nullptr;
+        g->meta_bytes = 0;
+    }
+    CUDA_TRY(cudaMalloc(&g->meta_d, bytes));
+    cudaError_t e = cudaMallocHost(&g->meta_h, bytes);
+    if (e != cudaSuccess) {
+        cudaFree(g->meta_d);
+        g->meta_d = g->meta_h = nullptr;
+        CUDA_TRY(e);
+    }
+    g->meta_bytes = bytes;
+    return SPLADE_OK;
+}
+
+int ensure_out(splade_gpu_encoder *g, size_t n)
+{
+    if (n <= g->out_cap)
+        return SPLADE_OK;
+    if (g->out_d) {
+        CUDA_TRY(cudaStreamSynchronize(g->stream));
+        cudaFree(g->out_d);
+        g->out_d = nullptr;
+        g->out_cap = 0;
+    }
+    CUDA_TRY(cudaMalloc(&g->out_d, n * sizeof(float)));
+    g->out_cap = n;
+    return SPLADE_OK;
+}
+
+int ensure_head_ws(splade_gpu_encoder *g, size_t bytes)
+{
+    if (bytes <= g->head_ws_bytes)
+        return SPLADE_OK;
+    if (g->head_ws) {
+        CUDA_TRY(cudaStreamSynchronize(g->stream));
+        cudaFree(g->head_ws);
+        g->head_ws = nullptr;
+        g->head_ws_bytes = 0;
+    }
+    CUDA_TRY(cudaMalloc(&g->head_ws, bytes));
+    g->head_ws_bytes = bytes;
+    return SPLADE_OK;
+}
+
+/* ---- forward ------------------------------------------------------------------------------ */
+
+struct Batch {
+    int32_t B = 0, max_len = 0;
+    size_t T = 0;
+    int n_tiles = 0;
+    const int32_t *ids_d = nullptr, *pos_d = nullptr, *start_d = nullptr, *len_d = nullptr;
+    const AttnTile *tiles_d = nullptr;
+};
+
+int validate(const splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets, int32_t B)
+{
+    if (!g || !ids || !offsets || B < 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder forward: NULL argument or B=%d", (int)B);
+    for (int32_t b = 0; b < B; b++) {
+        const int64_t len = (int64_t)offsets[b + 1] - offsets[b];
+        if (offsets[b] < 0 || len < 1 || len > g->P)
+            return splade_fail(SPLADE_ERR_INVALID_ARG,
+                               "gpu encoder forward: sequence %d has %lld tokens (1..%d allowed)", (int)b,
+                               (long long)len, g->P);
+    }
+    const int32_t base = offsets[0];
+    const size_t T = (size_t)(offsets[B] - base);
+    for (size_t t = 0; t < T; t++)
+        if (ids[base + t] < 0 || ids[base + t] >= g->V)
+            return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder forward: token id %d at %zu outside [0, %d)",
+                               (int)ids[base + t], t, g->V);
+    return SPLADE_OK;
+}
+
+/* Uploads ids, positions, sequence starts/lengths and attention tiles in one copy. */
+int upload_batch(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets, int32_t B, Batch *bt)
+{
+    const int32_t base = offsets[0];
+    bt->B = B;
+    bt->T = (size_t)(offsets[B] - base);
+    int n_tiles = 0;
+    int32_t max_len = 0;
+    for (int32_t b = 0; b < B; b++) {
+        const int32_t len = offsets[b + 1] - offsets[b];
+        n_tiles += (len + splade_gpu::kAttnTile - 1) / splade_gpu::kAttnTile;
+        if (len > max_len)
+            max_len = len;
+    }
+    bt->n_tiles = n_tiles;
+    bt->max_len = max_len;
+    const size_t o_ids = 0, o_pos = align_up(bt->T * 4), o_start = o_pos + align_up(bt->T * 4),
+                 o_len = o_start + align_up((size_t)B * 4), o_tiles = o_len + align_up((size_t)B * 4),
+                 total = o_tiles + (size_t)n_tiles * sizeof(AttnTile);
+    TRY(ensure_meta(g, total));
+    char *h = static_cast<char *>(g->meta_h);
+    int32_t *hid = reinterpret_cast<int32_t *>(h + o_ids), *hpos = reinterpret_cast<int32_t *>(h + o_pos),
+            *hstart = reinterpret_cast<int32_t *>(h + o_start), *hlen = reinterpret_cast<int32_t *>(h + o_len);
+    AttnTile *htiles = reinterpret_cast<AttnTile *>(h + o_tiles);
+    memcpy(hid, ids + base, bt->T * sizeof(int32_t));
+    int k = 0;
+    for (int32_t b = 0; b < B; b++) {
+        const int32_t s = offsets[b] - base, len = offsets[b + 1] - offsets[b];
+        hstart[b] = s;
+        hlen[b] = len;
+        for (int32_t i = 0; i < len; i++)
+            hpos[s + i] = i;
+        for (int32_t q = 0; q < len; q += splade_gpu::kAttnTile)
+            htiles[k++] = AttnTile{s, len, q, 0};
+    }
+    TRY(prof_begin(g, SPLADE_GPU_PROF_COPY));
+    CUDA_TRY(cudaMemcpyAsync(g->meta_d, g->meta_h, total, cudaMemcpyHostToDevice, g->stream));
+    TRY(prof_end(g));
+    char *d = static_cast<char *>(g->meta_d);
+    bt->ids_d = reinterpret_cast<const int32_t *>(d + o_ids);
+    bt->pos_d = reinterpret_cast<const int32_t *>(d + o_pos);
+    bt->start_d = reinterpret_cast<const int32_t *>(d + o_start);
+    bt->len_d = reinterpret_cast<const int32_t *>(d + o_len);
+    bt->tiles_d = reinterpret_cast<const AttnTile *>(d + o_tiles);
+    return SPLADE_OK;
+}
+
+/* Everything up to the LM head; the MLM transform's output lands in g->ctx. */
+int encode_hidden(splade_gpu_encoder *g, const Batch &bt)
+{
+    const int T = (int)bt.T, H = g->H, I = g->I;
+    const float eps = g->cfg.layer_norm_eps;
+    cudaStream_t s = g->stream;
+    TRY(prof_begin(g, SPLADE_GPU_PROF_EMBED));
+    TRY(splade_gpu::embed_ln(bt.ids_d, bt.pos_d, T, H, g->word, g->pos, g->type0, g->emb_g, g->emb_b, eps, g->X, s));
+    TRY(prof_end(g));
+    for (int l = 0; l < g->L; l++) {
+        const LayerW &w = g->layers[l];
+        TRY(gemm(g, g->X, w.qkv_w, w.qkv_b, g->big, T, 3 * H, H, CUBLASLT_EPILOGUE_BIAS));
+        TRY(prof_begin(g, SPLADE_GPU_PROF_ATTENTION));
+        TRY(splade_gpu::attention(g->big, g->ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, s));
+        TRY(prof_end(g));
+        TRY(gemm(g, g->ctx, w.ao_w, w.ao_b, g->tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
+        TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
+        TRY(splade_gpu::add_ln(g->tmp, g->X, 0, T, H, w.ln1_g, w.ln1_b, eps, g->X, s));
+        TRY(prof_end(g));
+        if (g->gelu_tanh) {
+            TRY(gemm(g, g->X, w.fi_w, w.fi_b, g->big, T, I, H, CUBLASLT_EPILOGUE_GELU_BIAS));
+        } else {
+            TRY(gemm(g, g->X, w.fi_w, w.fi_b, g->big, T, I, H, CUBLASLT_EPILOGUE_BIAS));
+            TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
+            TRY(splade_gpu::gelu_erf_inplace(g->big, (size_t)T * I, s));
+            TRY(prof_end(g));
+        }
+        TRY(gemm(g, g->big, w.fo_w, w.fo_b, g->tmp, T, H, I, CUBLASLT_EPILOGUE_BIAS));
+        TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
+        TRY(splade_gpu::add_ln(g->tmp, g->X, 0, T, H, w.ln2_g, w.ln2_b, eps, g->X, s));
+        TRY(prof_end(g));
+    }
+    TRY(gemm(g, g->X, g->mlm_w, g->mlm_b, g->tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
+    TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
+    TRY(splade_gpu::add_ln(g->tmp, nullptr, 1, T, H, g->mlm_g, g->mlm_beta, eps, g->ctx, s));
+    TRY(prof_end(g));
+    return SPLADE_OK;
+}
+
+/* out_dense: copy [B,V] to the host; out_hidden: copy the head's input to the host;
+ * run_head: run the LM head (implied by out_dense). */
+int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense,
+                 float *out_hidden, bool run_head)
+{
+    TRY(validate(g, ids, offsets, B));
+    if (B == 0)
+        return SPLADE_OK;
+    g->ev_n = 0;
+    Batch bt;
+    TRY(upload_batch(g, ids, offsets, B, &bt));
+    TRY(ensure_acts(g, bt.T));
+    TRY(encode_hidden(g, bt));
+    if (out_hidden) {
+        std::vector<bf16> h(bt.T * g->H);
+        CUDA_TRY(cudaMemcpyAsync(h.data(), g->ctx, h.size() * sizeof(bf16), cudaMemcpyDeviceToHost, g->stream));
+        CUDA_TRY(cudaStreamSynchronize(g->stream));
+        for (size_t i = 0; i < h.size(); i++)
+            out_hidden[i] = __bfloat162float(h[i]);
+    }
+    if (out_dense || run_head) {
+        splade_lmhead_args a;
+        a.H = g->ctx;
+        a.seq_start = bt.start_d;
+        a.seq_len = bt.len_d;
+        a.B = B;
+        a.max_len = bt.max_len;
+        a.D = g->H;
+        a.V = g->V;
+        a.W = g->dec_w;
+        a.bias = g->dec_b;
+        TRY(ensure_out(g, (size_t)B * g->V));
+        a.out = g->out_d;
+        TRY(ensure_head_ws(g, splade_lmhead_workspace_bytes(g->head, &a)));
+        TRY(prof_begin(g, SPLADE_GPU_PROF_HEAD));
+        TRY(splade_lmhead_gpu(g->head, &a, g->head_ws, g->head_ws_bytes, g->cublas, g->stream));
+        TRY(prof_end(g));
+        if (out_dense) {
+            TRY(prof_begin(g, SPLADE_GPU_PROF_COPY));
+            CUDA_TRY(cudaMemcpyAsync(out_dense, g->out_d, (size_t)B * g->V * sizeof(float), cudaMemcpyDeviceToHost,
+                                     g->stream));
+            TRY(prof_end(g));
+        }
+    }
+    CUDA_TRY(cudaStreamSynchronize(g->stream));
+    TRY(prof_collect(g));
+    return SPLADE_OK;
+}
+
+}  // namespace
+
+/* ---- public entry points ------------------------------------------------------------------ */
+
+extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out)
+{
+    if (!out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: NULL out");
+    *out = nullptr;
+    if (!m)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: NULL model");
+    if (head != SPLADE_LMHEAD_FUSED && head != SPLADE_LMHEAD_NAIVE)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: LM head kind %d", (int)head);
+    TRY(check_config(m));
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        (void)cudaGetLastError();
+        return splade_fail(SPLADE_ERR_NO_GPU, "gpu encoder create: no usable CUDA device");
+    }
+    splade_gpu_encoder *g = new (std::nothrow) splade_gpu_encoder();
+    if (!g)
+        return splade_fail(SPLADE_ERR_NOMEM, "gpu encoder create: out of host memory");
+    g->cfg = m->cfg;
+    g->head = head;
+    g->H = m->cfg.hidden_size;
+    g->I = m->cfg.intermediate_size;
+    g->V = m->cfg.vocab_size;
+    g->L = m->cfg.num_layers;
+    g->heads = m->cfg.num_heads;
+    g->hd = g->H / g->heads;
+    g->P = m->cfg.max_position;
+    const char *ge = getenv("SPLADE_GPU_GELU");
+    g->gelu_tanh = ge && strcmp(ge, "tanh") == 0;
+    int rc = [&]() -> int {
+        CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+        CUBLAS_TRY(cublasLtCreate(&g->lt));
+        CUBLAS_TRY(cublasCreate(&g->cublas));
+        CUBLAS_TRY(cublasSetStream(g->cublas, g->stream));
+        TRY(splade_gpu::attention_init(g->hd));
+        CUDA_TRY(cudaMalloc(&g->lt_ws, kLtWorkspace));
+        TRY(upload_model(g, m));
+        for (int i = 0; i < kProfEvents; i++)
+            CUDA_TRY(cudaEventCreate(&g->ev[i]));
+        g->ev_created = true;
+        return SPLADE_OK;
+    }();
+    if (rc != SPLADE_OK) {
+        splade_gpu_encoder_free(g);
+        return rc;
+    }
+    *out = g;
+    return SPLADE_OK;
+}
+
+extern "C" int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                          int32_t B, float *out_dense)
+{
+    if (!out_dense)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder forward: NULL out_dense");
+    return forward_impl(g, ids, offsets, B, out_dense, nullptr, true);
+}
+
+extern "C" int splade_gpu_encoder_forward_hidden(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                                 int32_t B, float *out_hidden)
+{
+    if (!out_hidden)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder forward: NULL out_hidden");
+    return forward_impl(g, ids, offsets, B, nullptr, out_hidden, false);
+}
+
+extern "C" int splade_gpu_encoder_forward_device(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                                 int32_t B, int with_head)
+{
+    return forward_impl(g, ids, offsets, B, nullptr, nullptr, with_head != 0);
+}
+
+extern "C" void splade_gpu_encoder_free(splade_gpu_encoder *g)
+{
+    if (!g)
+        return;
+    if (g->stream)
+        cudaStreamSynchronize(g->stream);
+    for (GemmPlan &p : g->plans)
+        if (p.used) {
+            cublasLtMatmulDescDestroy(p.desc);
+            cublasLtMatrixLayoutDestroy(p.la);
+            cublasLtMatrixLayoutDestroy(p.lb);
+            cublasLtMatrixLayoutDestroy(p.lc);
+        }
+    if (g->ev_created)
+        for (int i = 0; i < kProfEvents; i++)
+            cudaEventDestroy(g->ev[i]);
+    cudaFree(g->wbuf);
+    cudaFree(g->abuf);
+    cudaFree(g->meta_d);
+    if (g->meta_h)
+        cudaFreeHost(g->meta_h);
+    cudaFree(g->out_d);
+    cudaFree(g->lt_ws);
+    cudaFree(g->head_ws);
+    if (g->cublas)
+        cublasDestroy(g->cublas);
+    if (g->lt)
+        cublasLtDestroy(g->lt);
+    if (g->stream)
+        cudaStreamDestroy(g->stream);
+    (void)cudaGetLastError();
+    delete g;
+}
+
+extern "C" void splade_gpu_encoder_set_profile(splade_gpu_encoder *g, int on)
+{
+    if (g)
+        g->prof_on = on != 0 && g->ev_created;
+}
+
+extern "C" void splade_gpu_encoder_profile(const splade_gpu_encoder *g, double ms[SPLADE_GPU_PROF_N])
+{
+    for (int i = 0; i < SPLADE_GPU_PROF_N; i++)
+        ms[i] = g ? g->prof_ms[i] : 0.0;
+}
+
+extern "C" size_t splade_gpu_encoder_weight_bytes(const splade_gpu_encoder *g) { return g ? g->wbytes : 0; }
+
+extern "C" size_t splade_gpu_encoder_device_bytes(const splade_gpu_encoder *g)
+{
+    if (!g)
+        return 0;
+    return g->wbytes + g->abytes + g->meta_bytes + g->out_cap * sizeof(float) + kLtWorkspace + g->head_ws_bytes;
+}

@@ -1,0 +1,54 @@
+/* Kernels of the GPU encoder (private to src/encoder/gpu_*.cu).
+ * Activations are bf16 [tokens, width] row-major with tokens of all sequences packed back
+ * to back; every kernel computes in fp32. Each launcher returns a splade_status
+ * (launch errors through CUDA_TRY_LAUNCH). */
+#ifndef SPLADE_GPU_KERNELS_CUH
+#define SPLADE_GPU_KERNELS_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+namespace splade_gpu {
+
+typedef __nv_bfloat16 bf16;
+
+/* Widest hidden size the row kernels (embedding + LayerNorm) handle: one warp per row,
+ * 8 bf16 per 16-byte access, up to 8 accesses per lane. */
+constexpr int kMaxHidden = 2048;
+/* Query / key rows per attention tile. */
+constexpr int kAttnTile = 64;
+
+/* out[t] = LayerNorm(word[ids[t]] + pos[pos_ids[t]] + type0) with gain g, bias b.
+ * word bf16 [V,H]; pos fp32 [P,H]; type0 fp32 [H] (token type 0). H % 8 == 0, H <= kMaxHidden. */
+int embed_ln(const int32_t *ids, const int32_t *pos_ids, int T, int H, const bf16 *word,
+             const float *pos, const float *type0, const float *g, const float *b, float eps,
+             bf16 *out, cudaStream_t s);
+
+/* out[t] = LayerNorm(f(x[t]) + res[t]) where f is the identity or exact-erf GELU (gelu != 0),
+ * res may be NULL. out may alias x or res (each row is read whole before it is written). */
+int add_ln(const bf16 *x, const bf16 *res, int gelu, int T, int H, const float *g, const float *b,
+           float eps, bf16 *out, cudaStream_t s);
+
+/* In place: x = gelu_erf(x) over n elements (n % 8 == 0). */
+int gelu_erf_inplace(bf16 *x, size_t n, cudaStream_t s);
+
+/* Attention tile descriptor: sequence tokens [start, start+len), query rows [q0, q0+kAttnTile). */
+struct AttnTile {
+    int32_t start, len, q0, pad_;
+};
+
+/* Which head sizes attention() supports. */
+bool attention_supports(int head_dim);
+/* One-time per-process setup (raises the dynamic shared-memory limit where needed). */
+int attention_init(int head_dim);
+
+/* qkv bf16 [T, 3*H]: columns [Q | K | V], head h at h*head_dim within each third.
+ * ctx bf16 [T, H]. tiles: device array of n_tiles descriptors. Softmax over the keys of
+ * the query's own sequence only (no padding); flash-style: no score matrix in memory. */
+int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads,
+              int head_dim, cudaStream_t s);
+
+}  // namespace splade_gpu
+
+#endif
