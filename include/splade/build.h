@@ -1,0 +1,30 @@
+/* Feeding a builder (include/splade/index.h) from input files: precomputed vectors
+ * (src/index/ingest_vectors.c) or a text corpus through the encoder (src/index/ingest_corpus.c). */
+#ifndef SPLADE_BUILD_H
+#define SPLADE_BUILD_H
+
+#include <stdint.h>
+
+#include "splade/index.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int skip_invalid;        /* count and skip malformed lines instead of failing */
+    int quiet;               /* no progress bar */
+    uint32_t skipped;        /* out: malformed lines skipped */
+} splade_ingest_opts;
+
+/* Adds every record of a vectors JSONL file (include/splade/vectors.h) to a builder created with a
+ * growing vocabulary. Duplicate ids always fail (SPLADE_ERR_DUPLICATE naming both lines). */
+int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_ingest_opts *opts);
+
+/* Lines of a regular file (for the progress bar's ETA); 0 if unknown. */
+uint64_t splade_count_lines(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
