@@ -59,6 +59,26 @@ typedef struct splade_model {
 int splade_model_load(const char *dir, splade_model **out);
 void splade_model_free(splade_model *m);
 
+/* Parses and validates config.json (BERT family, hidden_act "gelu") into *cfg;
+ * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */
+int splade_config_load(const char *config_path, splade_config *cfg);
+
+/* Name of the model used when neither --model nor $SPLADE_MODEL is given. */
+#define SPLADE_DEFAULT_MODEL "splade-tiny"
+
+/* Resolves the model folder the CLI should load, in this order:
+ *   1. `arg` (e.g. --model) when non-NULL and non-empty: a folder holding config.json, else
+ *      ~/.cache/splade-index/ARG (so `--model ORG/NAME` finds what fetch-model stored);
+ *   2. $SPLADE_MODEL (same rules);
+ *   3. ~/.cache/splade-index/splade-tiny, then ./cache/splade-tiny (what `make models` writes).
+ * Writes the folder to path[n]. SPLADE_ERR_NOT_FOUND names what was tried and the
+ * command that fetches a model. */
+int splade_model_resolve(const char *arg, char *path, size_t n);
+
+/* Folder fetch-model stores ORG/NAME in: $SPLADE_CACHE if set (tests use it), else
+ * $HOME/.cache/splade-index. */
+int splade_cache_dir(char *path, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,16 @@
+/* Exact fp32 BERT forward + SPLADE head on the CPU. Private to src/encoder/. */
+#ifndef SPLADE_FORWARD_CPU_H
+#define SPLADE_FORWARD_CPU_H
+
+#include <stdint.h>
+
+#include "splade/model.h"
+
+/* Sequence b is ids[offsets[b] .. offsets[b+1]) (packed, no padding; every token is attended,
+ * so the padding mask is implicit). Lengths must be in [1, max_position]; ids in [0, vocab).
+ * out_dense [B, V] receives max over positions of log1p(relu(logits)).
+ * threads > 0 sets OpenBLAS's thread count. */
+int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
+                       float *out_dense, int threads);
+
+#endif

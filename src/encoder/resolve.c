@@ -1,0 +1,82 @@
+/* Where the CLI finds a model: one rule shared by encode, build and query. */
+#include "splade.h"
+#include "splade/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int splade_cache_dir(char *path, size_t n)
+{
+    const char *env = getenv("SPLADE_CACHE"), *home = getenv("HOME");
+    int len;
+    if (env && *env)
+        len = snprintf(path, n, "%s", env);
+    else if (home && *home)
+        len = snprintf(path, n, "%s/.cache/splade-index", home);
+    else
+        return splade_fail(SPLADE_ERR_NOT_FOUND, "neither $SPLADE_CACHE nor $HOME is set");
+    return len < 0 || (size_t)len >= n ? splade_fail(SPLADE_ERR_INVALID_ARG, "cache path too long")
+                                       : SPLADE_OK;
+}
+
+static int has_config(const char *dir)
+{
+    char p[4096];
+    struct stat st;
+    if (snprintf(p, sizeof p, "%s/config.json", dir) >= (int)sizeof p)
+        return 0;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A folder as given, else the same name under the cache (ORG/NAME from fetch-model). */
+static int try_name(const char *name, char *path, size_t n, char *tried, size_t tn)
+{
+    char cache[4096], cand[4096];
+    if (has_config(name))
+        return snprintf(path, n, "%s", name) < (int)n;
+    size_t used = strlen(tried);
+    snprintf(tried + used, tn - used, "%s%s", used ? ", " : "", name);
+    if (name[0] == '/' || splade_cache_dir(cache, sizeof cache) != SPLADE_OK)
+        return 0;
+    if (snprintf(cand, sizeof cand, "%s/%s", cache, name) >= (int)sizeof cand)
+        return 0;
+    used = strlen(tried);
+    snprintf(tried + used, tn - used, ", %s", cand);
+    return has_config(cand) && snprintf(path, n, "%s", cand) < (int)n;
+}
+
+int splade_model_resolve(const char *arg, char *path, size_t n)
+{
+    char tried[8192] = "";
+    if (!path || !n)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_model_resolve: no output buffer");
+    const char *env = getenv("SPLADE_MODEL");
+    const char *what = arg && *arg ? "--model" : env && *env ? "$SPLADE_MODEL" : NULL;
+    if (what) {
+        if (try_name(arg && *arg ? arg : env, path, n, tried, sizeof tried))
+            return SPLADE_OK;
+        return splade_fail(SPLADE_ERR_NOT_FOUND,
+                           "model not found (%s; tried %s): give a folder with config.json, or fetch "
+                           "one with `splade-index fetch-model ORG/NAME`", what, tried);
+    }
+    char cache[4096], cand[4096 + 64];
+    const char *cands[2] = {NULL, "./cache/" SPLADE_DEFAULT_MODEL};
+    if (splade_cache_dir(cache, sizeof cache) == SPLADE_OK) {
+        snprintf(cand, sizeof cand, "%s/" SPLADE_DEFAULT_MODEL, cache);
+        cands[0] = cand;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!cands[i])
+            continue;
+        if (has_config(cands[i]))
+            return snprintf(path, n, "%s", cands[i]) < (int)n ? SPLADE_OK
+                   : splade_fail(SPLADE_ERR_INVALID_ARG, "model path too long");
+        size_t used = strlen(tried);
+        snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", cands[i]);
+    }
+    return splade_fail(SPLADE_ERR_NOT_FOUND,
+                       "no model found (tried %s): pass --model DIR, set $SPLADE_MODEL, or fetch "
+                       "splade-tiny with `make models` (python3 tools/fetch_splade_tiny.py)", tried);
+}
