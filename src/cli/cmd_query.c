@@ -1,11 +1,195 @@
-/* Placeholder until the owning work lands; fails loudly rather than pretending. */
+/* splade-index query: one text query (printed), or a batch (--queries / --vector-queries) written
+ * as a TREC run. */
+#include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "splade.h"
+#include "splade/index.h"
+#include "splade/query.h"
+#include "splade/query_input.h"
+
+static const char usage_text[] =
+    "usage: splade-index query \"TEXT\" [-i DIR] [-k 10] [--json] [--device auto|cpu|cuda] [--model DIR|NAME]\n"
+    "       splade-index query --queries QUERIES.jsonl --output RUN.trec [-i DIR] [-k 1000] [--threads N]\n"
+    "       splade-index query --vector-queries QVECTORS.jsonl --output RUN.trec [-i DIR] [-k 1000]\n"
+    "\n"
+    "Searches the index in DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). Text is encoded\n"
+    "with the model the index was built with (an index of another model is refused). Batch output is\n"
+    "TREC: qid Q0 docid rank score tag. --algo bmm|maxscore|taat picks the (exact) top-k method.\n";
+
+typedef struct {
+    const char *text, *index, *queries, *vqueries, *output, *tag;
+    splade_query_encode_opts enc;
+    int k, json, threads;
+    splade_algo algo;
+} query_opts;
+
+static int parse_algo(const char *s, splade_algo *a)
+{
+    static const char *names[] = {"bmm", "maxscore", "taat"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *a = (splade_algo)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse(int argc, char **argv, query_opts *o)
+{
+    static const struct option longs[] = {
+        {"index", required_argument, 0, 'i'}, {"json", no_argument, 0, 'j'}, {"device", required_argument, 0, 'd'},
+        {"model", required_argument, 0, 'm'}, {"queries", required_argument, 0, 'Q'},
+        {"vector-queries", required_argument, 0, 'V'}, {"output", required_argument, 0, 'o'},
+        {"threads", required_argument, 0, 't'}, {"algo", required_argument, 0, 'a'}, {"tag", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    memset(o, 0, sizeof *o);
+    o->k = -1;
+    o->tag = "splade-index";
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "i:k:o:h", longs, NULL)) != -1;) {
+        switch (c) {
+        case 'i': o->index = optarg; break;
+        case 'k': o->k = atoi(optarg); break;
+        case 'j': o->json = 1; break;
+        case 'd': o->enc.device = optarg; break;
+        case 'm': o->enc.model = optarg; break;
+        case 'Q': o->queries = optarg; break;
+        case 'V': o->vqueries = optarg; break;
+        case 'o': o->output = optarg; break;
+        case 't': o->threads = atoi(optarg); break;
+        case 'T': o->tag = optarg; break;
+        case 'a':
+            if (parse_algo(optarg, &o->algo) == 0)
+                break;
+            /* fall through */
+        case 'h': fputs(usage_text, c == 'h' ? stdout : stderr); return c == 'h' ? 0 : 2;
+        default: fputs(usage_text, stderr); return 2;
+        }
+    }
+    if (optind < argc)
+        o->text = argv[optind++];
+    int inputs = !!o->text + !!o->queries + !!o->vqueries;
+    if (optind < argc || inputs != 1 || (o->text && o->output)) {
+        fprintf(stderr, "splade-index query: give one of \"TEXT\", --queries or --vector-queries\n%s", usage_text);
+        return 2;
+    }
+    if (o->k < 0)
+        o->k = o->text ? 10 : 1000;
+    return -1;
+}
+
+static void print_hits(const splade_index *ix, const splade_qvec *q, const splade_hit *h, int n)
+{
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const char *id = splade_index_doc_id(ix, h[i].doc, &len), *title, *snippet;
+        splade_index_doc_text(ix, h[i].doc, &title, &snippet);
+        const char *show = *title ? title : snippet;
+        printf("%2d  %8.4f  %.*s  %.*s%s\n", i + 1, splade_hit_score(ix, q, h[i].score), (int)len, id, 100, show,
+               strlen(show) > 100 ? "..." : "");
+    }
+}
+
+static void print_json(const splade_index *ix, const char *text, const splade_qvec *q, const splade_hit *h, int n)
+{
+    json_t *hits = json_array();
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const char *id = splade_index_doc_id(ix, h[i].doc, &len), *title, *snippet;
+        splade_index_doc_text(ix, h[i].doc, &title, &snippet);
+        json_array_append_new(hits, json_pack("{s:i, s:s#, s:f, s:s, s:s}", "rank", i + 1, "id", id, (int)len,
+                                              "score", splade_hit_score(ix, q, h[i].score), "title", title,
+                                              "snippet", snippet));
+    }
+    json_t *root = json_pack("{s:s, s:o}", "query", text, "hits", hits);
+    char *s = json_dumps(root, JSON_INDENT(1));
+    if (s)
+        puts(s);
+    free(s);
+    json_decref(root);
+}
+
+static int write_run(const splade_index *ix, const splade_query_set *qs, const splade_hit *hits, const int *n_hits,
+                     int k, const char *path, const char *tag)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    if (!f)
+        return splade_fail(SPLADE_ERR_IO, "%s: cannot create", path);
+    for (int q = 0; q < qs->n; q++)
+        for (int i = 0; i < n_hits[q]; i++) {
+            const splade_hit *h = &hits[(size_t)q * (size_t)k + (size_t)i];
+            size_t len;
+            const char *id = splade_index_doc_id(ix, h->doc, &len);
+            fprintf(f, "%s Q0 %.*s %d %.9g %s\n", qs->ids[q], (int)len, id, i + 1,
+                    splade_hit_score(ix, &qs->q[q], h->score), tag);
+        }
+    int bad = ferror(f);
+    if (f != stdout)
+        bad |= fclose(f) != 0;
+    else
+        fflush(f);
+    return bad ? splade_fail(SPLADE_ERR_IO, "%s: write failed", path) : SPLADE_OK;
+}
+
+static int run_single(splade_index *ix, const query_opts *o)
+{
+    splade_query_set qs;
+    int rc = splade_query_set_from_texts(ix, &o->text, 1, &o->enc, &qs);
+    if (rc < 0)
+        return rc;
+    splade_hit *h = malloc(((size_t)o->k + 1) * sizeof *h);
+    splade_searcher *s = NULL;
+    int n = 0;
+    rc = h ? splade_searcher_create(ix, &s) : splade_fail(SPLADE_ERR_NOMEM, "hits");
+    if (rc == 0)
+        rc = splade_search(s, &qs.q[0], o->k, o->algo, h, &n);
+    if (rc == 0)
+        o->json ? print_json(ix, o->text, &qs.q[0], h, n) : print_hits(ix, &qs.q[0], h, n);
+    splade_searcher_free(s);
+    free(h);
+    splade_query_set_free(&qs);
+    return rc;
+}
+
+static int run_batch(splade_index *ix, const query_opts *o)
+{
+    splade_query_set qs;
+    int rc = o->vqueries ? splade_query_set_from_vectors(ix, o->vqueries, &qs)
+                         : splade_query_set_from_file(ix, o->queries, &o->enc, &qs);
+    if (rc < 0)
+        return rc;
+    splade_hit *hits = malloc(((size_t)qs.n * (size_t)o->k + 1) * sizeof *hits);
+    int *n_hits = malloc(((size_t)qs.n + 1) * sizeof *n_hits);
+    rc = hits && n_hits ? splade_search_batch(ix, qs.q, qs.n, o->k, o->algo, o->threads, hits, n_hits)
+                        : splade_fail(SPLADE_ERR_NOMEM, "results of %d queries", qs.n);
+    if (rc == 0)
+        rc = write_run(ix, &qs, hits, n_hits, o->k, o->output ? o->output : "-", o->tag);
+    free(hits);
+    free(n_hits);
+    splade_query_set_free(&qs);
+    return rc;
+}
 
 int cmd_query(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "splade-index %s: not implemented yet\n", argv[0]);
-    return 1;
+    query_opts o;
+    int prc = parse(argc, argv, &o);
+    if (prc >= 0)
+        return prc;
+    splade_index *ix;
+    int rc = splade_index_open(splade_index_dir(o.index), &ix);
+    if (rc == 0) {
+        rc = o.text ? run_single(ix, &o) : run_batch(ix, &o);
+        splade_index_close(ix);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "splade-index query: %s: %s\n", splade_strerror(rc), splade_error_detail());
+        return 1;
+    }
+    return 0;
 }
