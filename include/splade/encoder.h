@@ -34,9 +34,20 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
                           splade_encoder **out);
 
 /* Encodes n texts. out[i] receives owned arrays (splade_sparse_free each).
- * n_truncated (may be NULL) receives how many texts were cut at max_length. */
+ * n_truncated (may be NULL) receives how many texts were cut at max_length.
+ * lens may be NULL (texts NUL-terminated). An empty text encodes as [CLS] [SEP] alone: a
+ * defined, usually small vector. Ill-formed UTF-8 bytes are dropped by the tokenizer. */
 int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
                           splade_sparse *out, int *n_truncated);
+
+/* Encodes n token-id sequences (each with its own [CLS]/[SEP], at most the model's max
+ * position): sequence i is ids[offsets[i] .. offsets[i+1]). Bypasses the tokenizer, for tests
+ * and callers that tokenized already. out[i] as in splade_encoder_encode. */
+int splade_encoder_encode_ids(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n,
+                              splade_sparse *out);
+
+/* The effective max_length (tokens incl. [CLS]/[SEP]) after defaults and the model's cap. */
+int32_t splade_encoder_max_length(const splade_encoder *e);
 
 /* The device actually in use (CPU or CUDA after AUTO resolved). */
 splade_device splade_encoder_device(const splade_encoder *e);

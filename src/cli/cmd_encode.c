@@ -1,11 +1,230 @@
-/* Placeholder until the owning work lands; fails loudly rather than pretending. */
+/* splade-index encode: texts (arguments or a JSONL corpus) -> SPLADE vectors as JSONL
+ * {"id": ..., "vector": {"token": weight, ...}}, the format Seismic and Anserini read. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "splade.h"
+#include "splade/corpus.h"
+#include "splade/encoder.h"
+#include "splade/model.h"
+
+static const char usage_text[] =
+    "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda] [--threads N]\n"
+    "                           [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
+    "                           (TEXT... | --input FILE.jsonl)\n"
+    "\n"
+    "Prints one JSON line per text: {\"id\": ..., \"vector\": {\"token\": weight, ...}}. TEXT arguments\n"
+    "get ids \"0\", \"1\", ...; --input reads BEIR ({\"_id\",\"title\",\"text\"}) or Anserini\n"
+    "({\"id\",\"contents\"}) JSONL (\"-\": standard input). Model: --model, else $SPLADE_MODEL, else\n"
+    "~/.cache/splade-index/" SPLADE_DEFAULT_MODEL ", else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`).\n"
+    "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n";
+
+enum { CHUNK = 256 }; /* texts handed to the encoder at once: bounds memory on big corpora */
+
+typedef struct {
+    const char *model, *input, *device;
+    splade_encoder_opts eo;
+    char **texts;
+    int n_texts;
+} encode_opts;
+
+static int parse_device(const char *s, splade_device *d)
+{
+    if (!s || !strcmp(s, "auto"))
+        *d = SPLADE_DEVICE_AUTO;
+    else if (!strcmp(s, "cpu"))
+        *d = SPLADE_DEVICE_CPU;
+    else if (!strcmp(s, "cuda") || !strcmp(s, "gpu"))
+        *d = SPLADE_DEVICE_CUDA;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse(int argc, char **argv, encode_opts *o)
+{
+    static const struct option longs[] = {
+        {"model", required_argument, 0, 'm'}, {"device", required_argument, 0, 'd'},
+        {"threads", required_argument, 0, 't'}, {"max-length", required_argument, 0, 'L'},
+        {"batch", required_argument, 0, 'b'}, {"top-k", required_argument, 0, 'k'},
+        {"threshold", required_argument, 0, 'T'}, {"quiet", no_argument, 0, 'q'},
+        {"input", required_argument, 0, 'i'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    memset(o, 0, sizeof *o);
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "m:i:qh", longs, NULL)) != -1;) {
+        switch (c) {
+        case 'm': o->model = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 't': o->eo.threads = atoi(optarg); break;
+        case 'L': o->eo.max_length = atoi(optarg); break;
+        case 'b': o->eo.batch_size = atoi(optarg); break;
+        case 'k': o->eo.top_k = atoi(optarg); break;
+        case 'T': o->eo.threshold = strtof(optarg, NULL); break;
+        case 'q': o->eo.quiet = 1; break;
+        case 'i': o->input = optarg; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs(usage_text, stderr); return 2;
+        }
+    }
+    o->texts = argv + optind;
+    o->n_texts = argc - optind;
+    if (parse_device(o->device, &o->eo.device)) {
+        fprintf(stderr, "splade-index encode: --device must be auto, cpu or cuda\n");
+        return 2;
+    }
+    if (!o->n_texts == !o->input) {
+        fprintf(stderr, "splade-index encode: give TEXT arguments or --input FILE, not both\n%s", usage_text);
+        return 2;
+    }
+    return -1; /* go on */
+}
+
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
+{
+    fputs("{\"id\": ", f);
+    put_json_string(f, id);
+    fputs(", \"vector\": {", f);
+    for (int32_t i = 0; i < v->n; i++) {
+        const char *tok = splade_tokenizer_token(t, v->terms[i]);
+        char unk[32];
+        if (!tok) { /* rows past vocab.txt (padded embeddings): keep them addressable */
+            snprintf(unk, sizeof unk, "[unused_id_%d]", (int)v->terms[i]);
+            tok = unk;
+        }
+        fputs(i ? ", " : "", f);
+        put_json_string(f, tok);
+        fprintf(f, ": %.6g", v->weights[i]);
+    }
+    fputs("}}\n", f);
+}
+
+/* Encodes texts[0..n) and prints them with their ids, in order. */
+static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, char **texts, int n,
+                        long *truncated)
+{
+    splade_sparse *vec = calloc((size_t)(n ? n : 1), sizeof *vec);
+    if (!vec)
+        return splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
+    int cut = 0;
+    int rc = splade_encoder_encode(e, (const char *const *)texts, NULL, n, vec, &cut);
+    for (int i = 0; i < n; i++) {
+        if (!rc)
+            print_vector(stdout, ids[i], &vec[i], m->tokenizer);
+        splade_sparse_free(&vec[i]);
+    }
+    free(vec);
+    *truncated += cut;
+    return rc;
+}
+
+static void free_chunk(char **ids, char **texts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(ids[i]);
+        free(texts[i]);
+    }
+}
+
+static int encode_file(splade_encoder *e, const splade_model *m, const char *path, long *total, long *truncated)
+{
+    splade_corpus_reader *r;
+    int rc = splade_corpus_open(path, &r);
+    if (rc)
+        return rc;
+    char *ids[CHUNK], *texts[CHUNK];
+    int n = 0;
+    splade_doc d;
+    while (rc == SPLADE_OK) {
+        int got = splade_corpus_next(r, &d);
+        if (got == 1) {
+            ids[n] = strdup(d.id);
+            texts[n] = strdup(d.text);
+            n++;
+            if (!ids[n - 1] || !texts[n - 1])
+                rc = splade_fail(SPLADE_ERR_NOMEM, "%s:%ld: copying the record", path, d.line);
+        } else if (got < 0) {
+            rc = got; /* detail reads PATH:LINE: reason */
+        }
+        if (!rc && n && (n == CHUNK || got == 0)) {
+            rc = encode_chunk(e, m, ids, texts, n, truncated);
+            *total += n;
+            free_chunk(ids, texts, n);
+            n = 0;
+        }
+        if (got == 0)
+            break;
+    }
+    free_chunk(ids, texts, n);
+    splade_corpus_close(r);
+    return rc;
+}
+
+static int fail(int rc)
+{
+    fprintf(stderr, "splade-index encode: %s: %s\n", splade_strerror(rc), splade_error_detail());
+    return 1;
+}
+
+static int run(const encode_opts *o, splade_model *m)
+{
+    splade_encoder *e;
+    int rc = splade_encoder_create(m, &o->eo, &e);
+    if (rc)
+        return fail(rc);
+    long total = 0, truncated = 0;
+    if (o->input) {
+        rc = encode_file(e, m, o->input, &total, &truncated);
+    } else {
+        char **ids = calloc((size_t)o->n_texts, sizeof *ids);
+        for (int i = 0; ids && i < o->n_texts; i++)
+            if (asprintf(&ids[i], "%d", i) < 0)
+                ids[i] = NULL;
+        rc = ids ? encode_chunk(e, m, ids, o->texts, o->n_texts, &truncated)
+                 : splade_fail(SPLADE_ERR_NOMEM, "ids");
+        for (int i = 0; ids && i < o->n_texts; i++)
+            free(ids[i]);
+        free(ids);
+        total = o->n_texts;
+    }
+    if (!rc && !o->eo.quiet && truncated)
+        fprintf(stderr, "splade-index encode: %ld of %ld texts truncated at %d tokens\n", truncated, total,
+                (int)splade_encoder_max_length(e));
+    splade_encoder_free(e);
+    return rc ? fail(rc) : 0;
+}
 
 int cmd_encode(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "splade-index %s: not implemented yet\n", argv[0]);
-    return 1;
+    encode_opts o;
+    int st = parse(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    char dir[4096];
+    splade_model *m;
+    int rc = splade_model_resolve(o.model, dir, sizeof dir);
+    if (!rc)
+        rc = splade_model_load(dir, &m);
+    if (rc)
+        return fail(rc);
+    st = run(&o, m);
+    fflush(stdout);
+    splade_model_free(m);
+    return st;
 }

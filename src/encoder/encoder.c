@@ -1,0 +1,228 @@
+/* Text -> sparse vectors: tokenize, sort by length, batch, run the CPU or GPU forward,
+ * sparsify. The device is chosen once at create; AUTO falls back to the CPU on any GPU error. */
+#include "splade.h"
+#include "splade/encoder.h"
+#include "splade/gpu.h"
+#include "encoder/forward_cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CPU_BATCH = 16, GPU_BATCH = 64 };
+
+struct splade_encoder {
+    const splade_model *m;
+    splade_encoder_opts o;  /* resolved: max_length and batch_size > 0 */
+    splade_device dev;
+    splade_gpu_encoder *gpu;
+};
+
+static void notice(const splade_encoder *e, const char *fmt, const char *a, const char *b)
+{
+    if (e->o.quiet)
+        return;
+    fprintf(stderr, "splade-index: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+}
+
+/* Tries the GPU; 1 when it will be used. For AUTO every failure is a CPU fallback. */
+static int pick_gpu(splade_encoder *e, int *rc)
+{
+    char name[256], detail[1024];
+    *rc = SPLADE_OK;
+    if (!splade_gpu_probe(name, sizeof name)) {
+        if (e->o.device == SPLADE_DEVICE_CUDA)
+            *rc = splade_fail(SPLADE_ERR_NO_GPU, "--device cuda: no usable GPU (%s)", name);
+        else
+            notice(e, "encoding on the CPU (no GPU: %s)%s", name, "");
+        return 0;
+    }
+    int g = splade_gpu_encoder_create(e->m, e->o.lmhead, &e->gpu);
+    if (g == SPLADE_OK) {
+        notice(e, "encoding on the GPU (%s)%s", name, "");
+        return 1;
+    }
+    snprintf(detail, sizeof detail, "%s", splade_error_detail());
+    if (e->o.device == SPLADE_DEVICE_CUDA)
+        *rc = splade_fail(g, "--device cuda: GPU encoder failed on %s: %s", name, detail);
+    else
+        notice(e, "GPU encoder unavailable (%s); falling back to the CPU%s", detail, "");
+    return 0;
+}
+
+int splade_encoder_create(const splade_model *model, const splade_encoder_opts *opts, splade_encoder **out)
+{
+    if (!model || !out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_create: NULL argument");
+    *out = NULL;
+    splade_encoder *e = calloc(1, sizeof *e);
+    if (!e)
+        return splade_fail(SPLADE_ERR_NOMEM, "encoder");
+    e->m = model;
+    if (opts)
+        e->o = *opts;
+    if (e->o.max_length <= 0)
+        e->o.max_length = 256;
+    if (e->o.max_length > model->cfg.max_position)
+        e->o.max_length = model->cfg.max_position;
+    if (e->o.max_length < 2 || e->o.device < SPLADE_DEVICE_AUTO || e->o.device > SPLADE_DEVICE_CUDA) {
+        free(e);
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: max_length must be >= 2 and device valid");
+    }
+    int rc = SPLADE_OK;
+    e->dev = e->o.device != SPLADE_DEVICE_CPU && pick_gpu(e, &rc) ? SPLADE_DEVICE_CUDA : SPLADE_DEVICE_CPU;
+    if (rc) {
+        free(e);
+        return rc;
+    }
+    if (e->o.batch_size <= 0)
+        e->o.batch_size = e->dev == SPLADE_DEVICE_CUDA ? GPU_BATCH : CPU_BATCH;
+    *out = e;
+    return SPLADE_OK;
+}
+
+/* One packed batch -> dense [B, V]. A GPU failure under AUTO moves the encoder to the CPU. */
+static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, float *dense)
+{
+    if (e->dev == SPLADE_DEVICE_CUDA) {
+        int rc = splade_gpu_encoder_forward(e->gpu, ids, offsets, B, dense);
+        if (rc == SPLADE_OK || e->o.device == SPLADE_DEVICE_CUDA)
+            return rc;
+        char detail[1024];
+        snprintf(detail, sizeof detail, "%s", splade_error_detail());
+        notice(e, "GPU forward failed (%s); continuing on the CPU%s", detail, "");
+        splade_gpu_encoder_free(e->gpu);
+        e->gpu = NULL;
+        e->dev = SPLADE_DEVICE_CPU;
+    }
+    return splade_forward_cpu(e->m, ids, offsets, B, dense, e->o.threads);
+}
+
+typedef struct {
+    int32_t len;
+    int idx;
+} by_len;
+
+static int cmp_len(const void *pa, const void *pb)
+{
+    const by_len *a = pa, *b = pb;
+    if (a->len != b->len)
+        return a->len > b->len ? -1 : 1; /* longest first: the biggest batch allocates first */
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Runs sequences in length order, batch by batch, and sparsifies each row into out[idx]. */
+static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, splade_sparse *out)
+{
+    const int32_t V = e->m->cfg.vocab_size, bs = e->o.batch_size;
+    by_len *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    int32_t *pids = malloc((size_t)(offsets[n] ? offsets[n] : 1) * sizeof *pids);
+    int32_t *poff = malloc((size_t)(bs + 1) * sizeof *poff);
+    float *dense = malloc((size_t)bs * V * sizeof *dense);
+    int rc = order && pids && poff && dense ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "encoder batch");
+    for (int i = 0; !rc && i < n; i++)
+        order[i] = (by_len){offsets[i + 1] - offsets[i], i};
+    if (!rc)
+        qsort(order, (size_t)n, sizeof *order, cmp_len);
+    for (int s = 0; !rc && s < n; s += bs) {
+        int32_t B = n - s < bs ? n - s : bs;
+        poff[0] = 0;
+        for (int32_t b = 0; b < B; b++) {
+            int i = order[s + b].idx;
+            memcpy(pids + poff[b], ids + offsets[i], (size_t)order[s + b].len * sizeof *pids);
+            poff[b + 1] = poff[b] + order[s + b].len;
+        }
+        rc = forward(e, pids, poff, B, dense);
+        for (int32_t b = 0; !rc && b < B; b++)
+            rc = splade_sparse_from_dense(dense + (size_t)b * V, V, e->o.threshold, e->o.top_k,
+                                          &out[order[s + b].idx]);
+    }
+    free(order);
+    free(pids);
+    free(poff);
+    free(dense);
+    return rc;
+}
+
+int splade_encoder_encode_ids(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n,
+                              splade_sparse *out)
+{
+    if (!e || !ids || !offsets || !out || n < 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode_ids: bad arguments");
+    memset(out, 0, (size_t)n * sizeof *out);
+    int rc = run_sorted(e, ids, offsets, n, out);
+    if (rc)
+        for (int i = 0; i < n; i++)
+            splade_sparse_free(&out[i]);
+    return rc;
+}
+
+/* Tokenizes text i into ids (room for max_length + 1): asking for one token more than allowed
+ * tells truncation apart from an exact fit; the cut keeps [CLS] ... [SEP] as HF's truncation. */
+static int tokenize_one(const splade_encoder *e, const char *text, size_t len, int32_t *ids, int32_t *n,
+                        int *truncated)
+{
+    const int32_t max = e->o.max_length;
+    int rc = splade_tokenize(e->m->tokenizer, text, len, max + 1, ids, n);
+    if (rc)
+        return rc;
+    *truncated = *n > max;
+    if (*truncated) {
+        ids[max - 1] = ids[*n - 1];
+        *n = max;
+    }
+    return SPLADE_OK;
+}
+
+int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                          splade_sparse *out, int *n_truncated)
+{
+    if (!e || (!texts && n) || !out || n < 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode: bad arguments");
+    if (n_truncated)
+        *n_truncated = 0;
+    const size_t cap = (size_t)e->o.max_length + 1;
+    int32_t *ids = malloc(cap * (size_t)(n ? n : 1) * sizeof *ids);
+    int32_t *offsets = malloc((size_t)(n + 1) * sizeof *offsets);
+    if (!ids || !offsets) {
+        free(ids);
+        free(offsets);
+        return splade_fail(SPLADE_ERR_NOMEM, "encoder: ids of %d texts", n);
+    }
+    int rc = SPLADE_OK, cut = 0, i;
+    offsets[0] = 0;
+    for (i = 0; i < n && !rc; i++) {
+        int32_t k = 0;
+        int tr = 0;
+        const char *t = texts[i] ? texts[i] : "";
+        rc = tokenize_one(e, t, lens ? lens[i] : strlen(t), ids + offsets[i], &k, &tr);
+        offsets[i + 1] = offsets[i] + k;
+        cut += tr;
+    }
+    if (rc) {
+        char detail[1024];
+        snprintf(detail, sizeof detail, "%s", splade_error_detail());
+        rc = splade_fail(rc, "tokenizing text %d: %s", i - 1, detail);
+    } else {
+        rc = splade_encoder_encode_ids(e, ids, offsets, n, out);
+    }
+    if (!rc && n_truncated)
+        *n_truncated = cut;
+    free(ids);
+    free(offsets);
+    return rc;
+}
+
+int32_t splade_encoder_max_length(const splade_encoder *e) { return e ? e->o.max_length : 0; }
+
+splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->dev : SPLADE_DEVICE_CPU; }
+
+void splade_encoder_free(splade_encoder *e)
+{
+    if (!e)
+        return;
+    splade_gpu_encoder_free(e->gpu);
+    free(e);
+}
