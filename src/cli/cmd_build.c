@@ -72,6 +72,32 @@ static void print_summary(const build_opts *o, const splade_build_stats *st, uin
            st->n_postings ? (double)st->file_bytes / (double)st->n_postings : 0.0);
 }
 
+/* Loads the model, creates the encoder and a builder over the model's vocabulary, ingests. */
+static int build_from_corpus(const build_opts *o, splade_ingest_opts *io, splade_index_builder **b)
+{
+    char dir[4096];
+    splade_model *m = NULL;
+    splade_encoder *enc = NULL;
+    splade_encoder_opts eo = {.threads = o->threads, .max_length = o->max_length, .batch_size = o->batch,
+                              .quiet = o->quiet};
+    int rc = splade_parse_device(o->device, &eo.device);
+    if (rc == 0)
+        rc = splade_model_resolve(o->model, dir, sizeof dir);
+    if (rc == 0)
+        rc = splade_model_load(dir, &m);
+    if (rc == 0)
+        rc = splade_encoder_create(m, &eo, &enc);
+    if (rc == 0)
+        rc = splade_builder_create_for_model(m, o->model ? o->model : SPLADE_DEFAULT_MODEL,
+                                             splade_encoder_max_length(enc), b);
+    int chunk = (o->batch > 0 ? o->batch : 32) * 8; /* several batches per call: better length sorting */
+    if (rc == 0)
+        rc = splade_ingest_corpus(*b, o->corpus, enc, chunk, io);
+    splade_encoder_free(enc);
+    splade_model_free(m);
+    return rc;
+}
+
 static int fail(int rc)
 {
     fprintf(stderr, "splade-index build: %s: %s\n", splade_strerror(rc), splade_error_detail());
@@ -94,8 +120,7 @@ int cmd_build(int argc, char **argv)
         if (rc == 0)
             rc = splade_ingest_vectors(b, o.vectors, &io);
     } else {
-        rc = splade_fail(SPLADE_ERR_UNSUPPORTED, "encoding a corpus needs the encoder, not in this build yet; "
-                                                 "use --vectors");
+        rc = build_from_corpus(&o, &io, &b);
     }
     splade_build_stats st;
     if (rc == 0)

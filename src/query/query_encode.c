@@ -1,18 +1,151 @@
-/* Query sets from text: placeholder until the encoder (include/splade/encoder.h) is in the tree. */
+/* Query sets from text, encoded with the model the index was built with (include/splade/query_input.h).
+ * The model is found from the index's record (absolute folder, else its name through the usual
+ * resolution) unless the caller overrides it; its fingerprint must match the index's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "splade.h"
+#include "splade/build.h"
+#include "splade/corpus.h"
+#include "splade/encoder.h"
 #include "splade/query_input.h"
+
+static int find_model(const splade_index_info *in, const char *override, char *dir, size_t n)
+{
+    struct stat st;
+    if (override)
+        return splade_model_resolve(override, dir, n);
+    if (*in->model_dir && stat(in->model_dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return snprintf(dir, n, "%s", in->model_dir) < (int)n ? SPLADE_OK
+                                                               : splade_fail(SPLADE_ERR_INVALID_ARG, "path too long");
+    return splade_model_resolve(*in->model_name ? in->model_name : NULL, dir, n);
+}
+
+/* Loads the index's model and checks it is the one the index was built with. */
+static int load_model(const splade_index *ix, const splade_query_encode_opts *o, splade_model **m)
+{
+    const splade_index_info *in = splade_index_get_info(ix);
+    if (!(in->flags & SPLADE_IX_HAS_MODEL))
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "this index was built from precomputed vectors (no model): "
+                                                   "query it with --vector-queries");
+    char dir[4096];
+    int rc = find_model(in, o ? o->model : NULL, dir, sizeof dir);
+    if (rc == 0)
+        rc = splade_model_load(dir, m);
+    if (rc == 0 && (*m)->fingerprint != in->fingerprint) {
+        rc = splade_fail(SPLADE_ERR_MISMATCH, "the index was built with model \"%s\" (%s, fingerprint %016llx) "
+                         "but %s has fingerprint %016llx: rebuild the index or pass the right --model",
+                         in->model_name, in->model_dir, (unsigned long long)in->fingerprint, dir,
+                         (unsigned long long)(*m)->fingerprint);
+        splade_model_free(*m);
+        *m = NULL;
+    }
+    return rc;
+}
+
+static int encode_all(splade_index *ix, splade_encoder *enc, const char *const *texts, int n, splade_query_set *out)
+{
+    splade_sparse *v = calloc((size_t)n + 1, sizeof *v);
+    out->q = calloc((size_t)n + 1, sizeof *out->q);
+    int rc = v && out->q ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "%d queries", n);
+    if (rc == 0 && n)
+        rc = splade_encoder_encode(enc, texts, NULL, n, v, NULL);
+    for (int i = 0; i < n; i++) {
+        if (rc == 0)
+            rc = splade_qvec_build(v[i].terms, v[i].weights, v[i].n, splade_index_get_info(ix)->n_terms, &out->q[i]);
+        splade_sparse_free(&v[i]);
+    }
+    free(v);
+    return rc;
+}
+
+static int encode_texts(splade_index *ix, const char *const *texts, int n, const splade_query_encode_opts *o,
+                        splade_query_set *out)
+{
+    splade_model *m = NULL;
+    splade_encoder *enc = NULL;
+    /* one query is fastest on the CPU: the GPU's start-up costs more than the forward pass */
+    splade_encoder_opts eo = {.device = SPLADE_DEVICE_CPU, .threads = o ? o->threads : 0,
+                              .max_length = splade_index_get_info(ix)->max_length, .quiet = 1};
+    int rc = o && o->device ? splade_parse_device(o->device, &eo.device) : SPLADE_OK;
+    if (rc == 0)
+        rc = load_model(ix, o, &m);
+    if (rc == 0)
+        rc = splade_encoder_create(m, &eo, &enc);
+    if (rc == 0)
+        rc = encode_all(ix, enc, texts, n, out);
+    splade_encoder_free(enc);
+    splade_model_free(m);
+    return rc;
+}
 
 int splade_query_set_from_texts(splade_index *ix, const char *const *texts, int n,
                                 const splade_query_encode_opts *opts, splade_query_set *out)
 {
-    (void)ix, (void)texts, (void)n, (void)opts, (void)out;
-    return splade_fail(SPLADE_ERR_UNSUPPORTED, "text queries need the encoder, not in this build yet; "
-                                               "use --vector-queries");
+    memset(out, 0, sizeof *out);
+    out->ids = calloc((size_t)n + 1, sizeof *out->ids);
+    int rc = out->ids ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "%d queries", n);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", i + 1);
+        if (!(out->ids[i] = strdup(id)))
+            rc = splade_fail(SPLADE_ERR_NOMEM, "query ids");
+    }
+    if (rc == 0)
+        rc = encode_texts(ix, texts, n, opts, out);
+    out->n = n; /* set last: free() then releases every id and qvec allocated so far */
+    if (rc < 0)
+        splade_query_set_free(out);
+    return rc;
+}
+
+/* Reads ids and texts of a queries JSONL file. */
+static int read_queries(const char *path, char ***ids, char ***texts, int *n)
+{
+    splade_corpus_reader *r;
+    int rc = splade_corpus_open(path, &r), cap = 0;
+    splade_doc d;
+    while (rc == 0 && (rc = splade_corpus_next(r, &d)) == 1) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **a = realloc(*ids, (size_t)cap * sizeof *a), **b = a ? realloc(*texts, (size_t)cap * sizeof *b) : NULL;
+            if (a)
+                *ids = a;
+            if (b)
+                *texts = b;
+            if (!a || !b)
+                return splade_fail(SPLADE_ERR_NOMEM, "%d queries", cap);
+        }
+        (*ids)[*n] = strdup(d.id);
+        (*texts)[*n] = strdup(d.text);
+        (*n)++;
+        rc = (*ids)[*n - 1] && (*texts)[*n - 1] ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "query text");
+    }
+    splade_corpus_close(r);
+    return rc < 0 ? rc : SPLADE_OK;
 }
 
 int splade_query_set_from_file(splade_index *ix, const char *path, const splade_query_encode_opts *opts,
                                splade_query_set *out)
 {
-    (void)path;
-    return splade_query_set_from_texts(ix, NULL, 0, opts, out);
+    memset(out, 0, sizeof *out);
+    char **ids = NULL, **texts = NULL;
+    int n = 0;
+    int rc = read_queries(path, &ids, &texts, &n);
+    if (rc == 0)
+        rc = splade_query_set_from_texts(ix, (const char *const *)texts, n, opts, out);
+    for (int i = 0; i < n; i++) {
+        if (rc == 0) { /* keep the file's ids */
+            free(out->ids[i]);
+            out->ids[i] = ids[i];
+        } else {
+            free(ids[i]);
+        }
+        free(texts[i]);
+    }
+    free(ids);
+    free(texts);
+    return rc;
 }
