@@ -1,0 +1,364 @@
+/* CPU encoder vs the transformers goldens in tests/data/encoder/ (tools/make_encoder_goldens.py):
+ * same terms (ignoring |w| < 1e-4) and max |diff| <= 1e-4, from token ids (forward pass alone)
+ * and from text (tokenizer + forward); plus the encoder API's edge cases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "splade.h"
+#include "splade/encoder.h"
+#include "splade/gpu.h"
+#include "splade/model.h"
+
+#define TOL 1e-4
+
+typedef struct {
+    char *id, *text;
+    int32_t *ids, n_ids;
+    int truncated;
+    int32_t *terms, n;
+    float *w;
+} golden;
+
+typedef struct {
+    char sha[65];
+    int max_length;
+    golden *g;
+    int n;
+} golden_file;
+
+static void parse_row(json_t *r, golden *g)
+{
+    json_t *ids = json_object_get(r, "ids"), *vec = json_object_get(r, "vec");
+    g->id = strdup(json_string_value(json_object_get(r, "id")));
+    g->text = strdup(json_string_value(json_object_get(r, "text")));
+    g->truncated = json_is_true(json_object_get(r, "truncated"));
+    g->n_ids = (int32_t)json_array_size(ids);
+    g->ids = malloc((size_t)g->n_ids * sizeof *g->ids);
+    for (int32_t i = 0; i < g->n_ids; i++)
+        g->ids[i] = (int32_t)json_integer_value(json_array_get(ids, (size_t)i));
+    g->n = (int32_t)json_array_size(vec);
+    g->terms = malloc((size_t)(g->n + 1) * sizeof *g->terms);
+    g->w = malloc((size_t)(g->n + 1) * sizeof *g->w);
+    for (int32_t i = 0; i < g->n; i++) {
+        json_t *p = json_array_get(vec, (size_t)i);
+        g->terms[i] = (int32_t)json_integer_value(json_array_get(p, 0));
+        g->w[i] = (float)json_number_value(json_array_get(p, 1));
+    }
+}
+
+static int load_golden(const char *path, golden_file *gf)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    memset(gf, 0, sizeof *gf);
+    gf->g = calloc(1024, sizeof *gf->g);
+    char *line = NULL;
+    size_t cap = 0;
+    for (int first = 1; getline(&line, &cap, f) > 0; first = 0) {
+        json_t *r = json_loads(line, 0, NULL);
+        assert_non_null(r);
+        if (first) {
+            json_t *meta = json_object_get(r, "meta");
+            snprintf(gf->sha, sizeof gf->sha, "%s", json_string_value(json_object_get(meta, "safetensors_sha256")));
+            gf->max_length = (int)json_integer_value(json_object_get(meta, "max_length"));
+        } else if (gf->n < 1024) {
+            parse_row(r, &gf->g[gf->n++]);
+        }
+        json_decref(r);
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+static void free_golden(golden_file *gf)
+{
+    for (int i = 0; i < gf->n; i++) {
+        golden *g = &gf->g[i];
+        free(g->id), free(g->text), free(g->ids), free(g->terms), free(g->w);
+    }
+    free(gf->g);
+}
+
+/* Max |diff| over the union of terms; fails on a term present (>= 1e-4) on one side only. */
+static double compare(const golden *g, const splade_sparse *v)
+{
+    double worst = 0.0;
+    int32_t i = 0, j = 0;
+    while (i < g->n || j < v->n) {
+        int32_t tg = i < g->n ? g->terms[i] : INT32_MAX, tv = j < v->n ? v->terms[j] : INT32_MAX;
+        double a = tg <= tv ? g->w[i] : 0.0, b = tv <= tg ? v->weights[j] : 0.0;
+        double d = fabs(a - b);
+        if ((a >= TOL) != (b >= TOL) && fmax(a, b) >= TOL && (a == 0.0 || b == 0.0))
+            fail_msg("%s: term %d is %g in the golden, %g here", g->id, tg < tv ? tg : tv, a, b);
+        worst = d > worst ? d : worst;
+        i += tg <= tv;
+        j += tv <= tg;
+    }
+    return worst;
+}
+
+/* SHA-256 is not in our C dependencies: call the system tool rather than reimplement it. */
+static int sha_matches(const char *dir, const char *sha)
+{
+    char cmd[600], out[80] = "";
+    snprintf(cmd, sizeof cmd, "sha256sum '%s/model.safetensors' 2>/dev/null", dir);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    int ok = fgets(out, sizeof out, p) != NULL;
+    pclose(p);
+    return ok ? strncmp(out, sha, 64) == 0 : -1;
+}
+
+typedef struct {
+    const char *model_dir, *golden;
+} golden_case;
+
+static splade_model *load_case(const golden_case *c, golden_file *gf)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/model.safetensors", c->model_dir);
+    if (access(p, R_OK) != 0) {
+        printf("SKIP: %s absent (make models)\n", c->model_dir);
+        return NULL;
+    }
+    assert_int_equal(load_golden(c->golden, gf), 0);
+    int sha = sha_matches(c->model_dir, gf->sha);
+    if (sha == 0)
+        fail_msg("%s differs from the model the goldens were made with (sha256 %s): rerun make models",
+                 c->model_dir, gf->sha);
+    splade_model *m;
+    if (splade_model_load(c->model_dir, &m))
+        fail_msg("load %s: %s", c->model_dir, splade_error_detail());
+    return m;
+}
+
+static splade_encoder *cpu_encoder(const splade_model *m, int threads, int batch)
+{
+    splade_encoder_opts o = {.device = SPLADE_DEVICE_CPU, .threads = threads, .batch_size = batch, .quiet = 1};
+    splade_encoder *e;
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    return e;
+}
+
+/* Feeds the golden token ids straight to the encoder: the forward pass without the tokenizer. */
+static void run_ids(const golden_case *c)
+{
+    golden_file gf;
+    splade_model *m = load_case(c, &gf);
+    if (!m)
+        skip();
+    int32_t *off = malloc((size_t)(gf.n + 1) * sizeof *off), total = 0;
+    for (int i = 0; i < gf.n; i++)
+        total += gf.g[i].n_ids;
+    int32_t *ids = malloc((size_t)total * sizeof *ids);
+    off[0] = 0;
+    for (int i = 0; i < gf.n; i++) {
+        memcpy(ids + off[i], gf.g[i].ids, (size_t)gf.g[i].n_ids * sizeof *ids);
+        off[i + 1] = off[i] + gf.g[i].n_ids;
+    }
+    splade_sparse *v = calloc((size_t)gf.n, sizeof *v);
+    splade_encoder *e = cpu_encoder(m, 2, 8);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, gf.n, v), SPLADE_OK);
+    double worst = 0.0;
+    long terms = 0;
+    for (int i = 0; i < gf.n; i++) {
+        double d = compare(&gf.g[i], &v[i]);
+        worst = d > worst ? d : worst;
+        terms += v[i].n;
+        splade_sparse_free(&v[i]);
+    }
+    printf("  %s: %d texts from ids, %.1f terms/text, max |diff| vs transformers %.2e\n", c->golden, gf.n,
+           (double)terms / gf.n, worst);
+    assert_true(worst <= TOL);
+    splade_encoder_free(e);
+    free(v), free(ids), free(off);
+    splade_model_free(m);
+    free_golden(&gf);
+}
+
+/* The same from the texts: tokenizer ids must equal HF's, vectors the golden ones. */
+static void run_text(const golden_case *c)
+{
+    golden_file gf;
+    splade_model *m = load_case(c, &gf);
+    if (!m)
+        skip();
+    /* Every query and edge case, every 4th document: the documents' LM head dominates the
+     * run time and run_ids already covers them all. */
+    const char **texts = malloc((size_t)gf.n * sizeof *texts);
+    int want_cut = 0, n = 0;
+    for (int i = 0; i < gf.n; i++)
+        if (gf.g[i].id[0] != 'd' || i % 4 == 0) {
+            gf.g[n] = gf.g[i];
+            texts[n++] = gf.g[i].text;
+            want_cut += gf.g[i].truncated;
+        } else {
+            golden *g = &gf.g[i];
+            free(g->id), free(g->text), free(g->ids), free(g->terms), free(g->w);
+        }
+    gf.n = n;
+    splade_sparse *v = calloc((size_t)gf.n, sizeof *v);
+    splade_encoder *e = cpu_encoder(m, 0, 0);
+    assert_int_equal(splade_encoder_max_length(e), gf.max_length);
+    int cut = -1;
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, gf.n, v, &cut), SPLADE_OK);
+    assert_int_equal(cut, want_cut);
+    double worst = 0.0;
+    for (int i = 0; i < gf.n; i++) {
+        double d = compare(&gf.g[i], &v[i]);
+        worst = d > worst ? d : worst;
+        splade_sparse_free(&v[i]);
+    }
+    printf("  %s: %d texts from text (%d truncated), max |diff| %.2e\n", c->golden, gf.n, cut, worst);
+    assert_true(worst <= TOL);
+    splade_encoder_free(e);
+    free(v), free(texts);
+    splade_model_free(m);
+    free_golden(&gf);
+}
+
+static const golden_case TINY = {"cache/splade-tiny", "tests/data/encoder/golden_splade_tiny.jsonl"};
+static const golden_case RAND = {"cache/rand-h96", "tests/data/encoder/golden_rand_h96.jsonl"};
+static const golden_case RAND16 = {"cache/rand-h96-f16", "tests/data/encoder/golden_rand_h96_f16.jsonl"};
+
+static void test_tiny_ids(void **s) { (void)s, run_ids(&TINY); }
+static void test_tiny_text(void **s) { (void)s, run_text(&TINY); }
+static void test_rand_ids(void **s) { (void)s, run_ids(&RAND); }
+static void test_rand_text(void **s) { (void)s, run_text(&RAND); }
+static void test_rand_f16_ids(void **s) { (void)s, run_ids(&RAND16); }
+
+static splade_model *tiny_or_skip(void)
+{
+    splade_model *m;
+    if (access(TINY.model_dir, R_OK) != 0 || splade_model_load(TINY.model_dir, &m) != SPLADE_OK) {
+        printf("SKIP: %s absent (make models)\n", TINY.model_dir);
+        skip();
+    }
+    return m;
+}
+
+static void encode1(splade_encoder *e, const char *text, size_t len, splade_sparse *v, int *cut)
+{
+    const char *t[1] = {text};
+    assert_int_equal(splade_encoder_encode(e, t, &len, 1, v, cut), SPLADE_OK);
+}
+
+static int same_vector(const splade_sparse *a, const splade_sparse *b)
+{
+    return a->n == b->n && !memcmp(a->terms, b->terms, (size_t)a->n * 4) && !memcmp(a->weights, b->weights, (size_t)a->n * 4);
+}
+
+static void test_edge_texts(void **state)
+{
+    (void)state;
+    splade_model *m = tiny_or_skip();
+    splade_encoder *e = cpu_encoder(m, 1, 0);
+    splade_sparse a, b;
+    int cut;
+    /* Empty text: the vector of [CLS] [SEP] alone (defined, non-failing), like HF's. */
+    encode1(e, "", 0, &a, &cut);
+    assert_int_equal(cut, 0);
+    encode1(e, "  \t\n", 4, &b, &cut);
+    assert_true(same_vector(&a, &b));
+    splade_sparse_free(&a), splade_sparse_free(&b);
+    /* Ill-formed UTF-8 bytes are dropped by the tokenizer, not fatal. */
+    encode1(e, "protein \xff\xfe folding", 18, &a, &cut);
+    encode1(e, "protein folding", 15, &b, &cut);
+    assert_true(a.n > 0 && same_vector(&a, &b));
+    splade_sparse_free(&a), splade_sparse_free(&b);
+    /* Longer than max_length: truncated and counted; the cut keeps [CLS] ... [SEP]. */
+    char *longtext = malloc(4001);
+    for (int i = 0; i < 4000; i++)
+        longtext[i] = i % 2 ? ' ' : 'x';
+    longtext[4000] = 0;
+    encode1(e, longtext, 4000, &a, &cut);
+    assert_int_equal(cut, 1);
+    assert_true(a.n > 0);
+    splade_sparse_free(&a);
+    free(longtext);
+    splade_encoder_free(e);
+    splade_model_free(m);
+}
+
+static void test_options(void **state)
+{
+    (void)state;
+    splade_model *m = tiny_or_skip();
+    splade_encoder *e;
+    splade_encoder_opts o = {.device = SPLADE_DEVICE_CPU, .max_length = 100000, .quiet = 1};
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_max_length(e), 512); /* capped at max_position */
+    splade_encoder_free(e);
+    o.max_length = 1;
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_ERR_INVALID_ARG);
+    /* top_k and threshold; 1 and 2 threads agree. */
+    const char *t = "Vitamin D deficiency is associated with an increased risk of fractures.";
+    splade_sparse all, top, thr, two;
+    e = cpu_encoder(m, 1, 0);
+    encode1(e, t, strlen(t), &all, NULL);
+    splade_encoder_free(e);
+    e = cpu_encoder(m, 2, 0);
+    encode1(e, t, strlen(t), &two, NULL);
+    splade_encoder_free(e);
+    assert_int_equal(all.n, two.n);
+    for (int i = 0; i < all.n; i++)
+        assert_float_equal(all.weights[i], two.weights[i], 1e-6);
+    o = (splade_encoder_opts){.device = SPLADE_DEVICE_CPU, .top_k = 5, .quiet = 1};
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    encode1(e, t, strlen(t), &top, NULL);
+    splade_encoder_free(e);
+    assert_int_equal(top.n, 5);
+    o = (splade_encoder_opts){.device = SPLADE_DEVICE_CPU, .threshold = 0.5f, .quiet = 1};
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    encode1(e, t, strlen(t), &thr, NULL);
+    splade_encoder_free(e);
+    int above = 0;
+    for (int i = 0; i < all.n; i++)
+        above += all.weights[i] > 0.5f;
+    assert_int_equal(thr.n, above);
+    splade_sparse_free(&all), splade_sparse_free(&top), splade_sparse_free(&thr), splade_sparse_free(&two);
+    splade_model_free(m);
+}
+
+static void test_devices(void **state)
+{
+    (void)state;
+    splade_model *m = tiny_or_skip();
+    char name[256];
+    splade_encoder *e;
+    splade_encoder_opts o = {.device = SPLADE_DEVICE_AUTO, .quiet = 1};
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    if (!splade_gpu_probe(name, sizeof name)) {
+        assert_int_equal(splade_encoder_device(e), SPLADE_DEVICE_CPU);
+        splade_encoder_free(e);
+        o.device = SPLADE_DEVICE_CUDA;
+        assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_ERR_NO_GPU);
+        assert_non_null(strstr(splade_error_detail(), "--device cuda"));
+    } else {
+        splade_encoder_free(e);
+    }
+    splade_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tiny_ids),  cmocka_unit_test(test_tiny_text),    cmocka_unit_test(test_rand_ids),
+        cmocka_unit_test(test_rand_text), cmocka_unit_test(test_rand_f16_ids), cmocka_unit_test(test_edge_texts),
+        cmocka_unit_test(test_options),   cmocka_unit_test(test_devices),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
