@@ -6,7 +6,8 @@
 # Logs and JSON go to $OUT (<= 8 files). Aim: <= ~5 minutes in all.
 #
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 150),
-# SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, GIT_COMMIT (when .git did not travel).
+# SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab tile rows),
+# GIT_COMMIT (when .git did not travel).
 set -u
 OUT=${OUT:-/tmp/splade-gpu-out}
 mkdir -p "$OUT"
@@ -58,7 +59,11 @@ for n in $TESTS; do mk "$BUILD/tests/$n" >>"$LOG" 2>&1 || say "build of $n FAILE
 rc=0
 for n in $TESTS; do
     say "test $n"
-    if timeout 240 "$BUILD/tests/$n" >>"$LOG" 2>&1; then say "  $n: ok"; else say "  $n: FAILED"; rc=1; fi
+    timeout 150 "$BUILD/tests/$n" >>"$LOG" 2>&1; trc=$?
+    if [ $trc -eq 0 ]; then say "  $n: ok"; else say "  $n: FAILED (rc $trc)"; rc=1; fi
+    if [ $trc -eq 124 ] && [ "$n" = test_lmhead_gpu ]; then
+        say "LM head test timed out (hang?): stopping here"; tail -40 "$LOG"; exit 1
+    fi
 done
 grep -E '^\s+\[lmhead_gpu\]|^\[  (PASSED|FAILED|SKIPPED) \]' "$LOG" | tail -60
 
@@ -77,8 +82,21 @@ fi
 
 say "bench-lmhead ${BENCH_ARGS:-}"
 # shellcheck disable=SC2086
-timeout 200 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/bench_lmhead.json" \
+timeout 150 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/bench_lmhead.json" \
     2>&1 | tee "$OUT/bench_lmhead.txt" || rc=1
+
+if [ "${SKIP_LAB:-0}" != 1 ]; then
+    # kernel_lab rows: each wgmma tile forced, and the raster group off (group = B), one shape each
+    for spec in "32 256 30522 128x256 0" "32 256 30522 192x256 0" "32 256 30522 256x128 0" \
+                "128 256 30522 192x256 0" "128 256 30522 192x256 128" "256 128 30522 256x128 256"; do
+        set -- $spec
+        say "lab: B=$1 S=$2 V=$3 tile $4 group ${5}"
+        if [ "$5" = 0 ]; then unset SPLADE_LMHEAD_GROUP; else export SPLADE_LMHEAD_GROUP=$5; fi
+        SPLADE_LMHEAD_WGMMA_TILE=$4 timeout 60 "$BUILD/splade-index" bench-lmhead --B $1 --S $2 --V $3 \
+            2>&1 | grep -E ' fused ' | sed "s/^/lab tile=$4 group=$5: /" | tee -a "$OUT/bench_lmhead.txt"
+        unset SPLADE_LMHEAD_GROUP
+    done
+fi
 
 if [ "${SKIP_PEER:-0}" != 1 ] && [ -f .gpu/torch_splade_peer.py ]; then
     say "torch peer (timeout ${PEER_TIMEOUT:-150}s)"
@@ -91,7 +109,10 @@ fi
 if [ "${SKIP_ENCODER:-0}" != 1 ] && [ -f bench/gpu_encoder.sh ]; then
     say "bench/gpu_encoder.sh"
     mkdir -p "$OUT/encoder"
-    OUT="$OUT/encoder" BUILD=$BUILD timeout 200 sh bench/gpu_encoder.sh >>"$LOG" 2>&1 || say "  gpu_encoder.sh FAILED"
+    mk "$BUILD/bench/bench_encoder_gpu" >>"$LOG" 2>&1 || say "  build of bench_encoder_gpu FAILED"
+    OUT="$OUT/encoder" BUILD=$BUILD BENCH_BIN="$BUILD/bench/bench_encoder_gpu" timeout 120 sh bench/gpu_encoder.sh \
+        >>"$LOG" 2>&1 || say "  gpu_encoder.sh FAILED"
+    tail -25 "$OUT/encoder/encoder-gpu.txt" 2>/dev/null
 fi
 
 say "summary"

@@ -42,20 +42,22 @@ typedef struct {
     int lens[8];
     int col_stride; /* compare every col_stride-th vocabulary column (+ the last 300); 1: all */
     int small;      /* part of the SMALL (sanitizer) set */
+    int group;      /* > 0: force the raster group size (SPLADE_LMHEAD_GROUP) */
 } tcase;
 
 static const tcase cases[] = {
-    {"B1 S5 D128 V1000", 1, 5, 128, 1000, 0, 0, 0, {0}, 1, 1},
-    {"B3 S37 D768 V1000 lens 37,2,20", 3, 37, 768, 1000, 0, 0, 2, {37, 2, 20}, 1, 1},
-    {"B4 S70 D128 V30522 NaN pad", 4, 70, 128, 30522, 0, 0, 1, {0}, 1, 1},
-    {"B3 S64 D768 V30522 lens 2,2,33 huge pad", 3, 64, 768, 30522, 0, 1, 2, {2, 2, 33}, 1, 0},
-    {"B2 S9 D768 V250002 lens 9,4", 2, 9, 768, 250002, 0, 0, 2, {9, 4}, 1, 0},
-    {"B1 S3 D128 V250002", 1, 3, 128, 250002, 0, 1, 0, {0}, 1, 1},
-    {"packed B5 D768 V1000 lens 17,0,2,40,9", 5, 40, 768, 1000, 1, 0, 2, {17, 0, 2, 40, 9}, 1, 1},
-    {"split B1 S300 D128 V1000", 1, 300, 128, 1000, 0, 0, 0, {0}, 1, 1},
-    {"B2 S500 D768 V1000 lens 500,300", 2, 500, 768, 1000, 0, 1, 2, {500, 300}, 1, 0},
-    {"B16 S200 D768 V30522 (sampled cols)", 16, 200, 768, 30522, 0, 0, 1, {0}, 61, 0},
-    {"B40 S128 D768 V30522 (sampled cols)", 40, 128, 768, 30522, 0, 1, 1, {0}, 97, 0},
+    {"B1 S5 D128 V1000", 1, 5, 128, 1000, 0, 0, 0, {0}, 1, 1, 0},
+    {"B3 S37 D768 V1000 lens 37,2,20", 3, 37, 768, 1000, 0, 0, 2, {37, 2, 20}, 1, 1, 0},
+    {"B4 S70 D128 V30522 NaN pad", 4, 70, 128, 30522, 0, 0, 1, {0}, 1, 1, 0},
+    {"B3 S64 D768 V30522 lens 2,2,33 huge pad", 3, 64, 768, 30522, 0, 1, 2, {2, 2, 33}, 1, 0, 0},
+    {"B2 S9 D768 V250002 lens 9,4", 2, 9, 768, 250002, 0, 0, 2, {9, 4}, 1, 0, 0},
+    {"B1 S3 D128 V250002", 1, 3, 128, 250002, 0, 1, 0, {0}, 1, 1, 0},
+    {"packed B5 D768 V1000 lens 17,0,2,40,9", 5, 40, 768, 1000, 1, 0, 2, {17, 0, 2, 40, 9}, 1, 1, 0},
+    {"split B1 S300 D128 V1000", 1, 300, 128, 1000, 0, 0, 0, {0}, 1, 1, 0},
+    {"B2 S500 D768 V1000 lens 500,300", 2, 500, 768, 1000, 0, 1, 2, {500, 300}, 1, 0, 0},
+    {"B16 S200 D768 V30522 group 5 (sampled cols)", 16, 200, 768, 30522, 0, 0, 1, {0}, 61, 0, 5},
+    {"B40 S128 D768 V30522 group 7 (sampled cols)", 40, 128, 768, 30522, 0, 1, 1, {0}, 97, 0, 7},
+    {"B7 S33 D128 V1000 group 2", 7, 33, 128, 1000, 0, 0, 1, {0}, 1, 1, 2},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 
@@ -244,22 +246,33 @@ static void run_case(const tcase *tc)
 
     print_message("    [lmhead_gpu] %s: seed %llu, %d rows, %d cols compared\n", tc->name,
                   (unsigned long long)seed, rows, ncols);
-    const char *names[4] = {"fused(auto)", "fused(mma.sync)", "fused(wgmma)", "naive"};
-    for (int k = 0; k < 4; k++) {
+    char gbuf[16];
+    snprintf(gbuf, sizeof gbuf, "%d", tc->group);
+    if (tc->group > 0)
+        setenv("SPLADE_LMHEAD_GROUP", gbuf, 1);
+    else
+        unsetenv("SPLADE_LMHEAD_GROUP");
+    /* runs: fused auto, mma.sync, each wgmma tile (forced through the planner's env knob), naive */
+    const char *names[6] = {"fused(auto)", "fused(mma.sync)", "wgmma 128x256", "wgmma 192x256", "wgmma 256x128",
+                            "naive"};
+    const char *tiles[6] = {NULL, NULL, "128x256", "192x256", "256x128", NULL};
+    for (int k = 0; k < 6; k++) {
         splade_lmhead_plan pl = {0};
-        if (k < 3) {
-            const splade_fused_path path = k == 0 ? SPLADE_FUSED_AUTO : k == 1 ? SPLADE_FUSED_MMA_SYNC : SPLADE_FUSED_WGMMA;
+        const splade_fused_path path = k == 0 ? SPLADE_FUSED_AUTO : k == 1 ? SPLADE_FUSED_MMA_SYNC : SPLADE_FUSED_WGMMA;
+        if (tiles[k])
+            setenv("SPLADE_LMHEAD_WGMMA_TILE", tiles[k], 1);
+        else
+            unsetenv("SPLADE_LMHEAD_WGMMA_TILE");
+        if (k < 5) {
             int st = splade_lmhead_fused_plan(path, &a, &pl);
-            if (k == 2 && st == SPLADE_ERR_UNSUPPORTED) {
+            if (k >= 2 && st == SPLADE_ERR_UNSUPPORTED) {
                 print_message("    [lmhead_gpu]   %-16s not available on this device/build\n", names[k]);
                 continue;
             }
             assert_int_equal(st, SPLADE_OK);
         }
         CK(cudaMemset(dout, 0xff, sizeof(float) * (size_t)B * V)); /* poison: NaN */
-        int st = k < 3 ? splade_lmhead_gpu_fused(k == 0 ? SPLADE_FUSED_AUTO : k == 1 ? SPLADE_FUSED_MMA_SYNC
-                                                                                      : SPLADE_FUSED_WGMMA,
-                                                 &a, NULL)
+        int st = k < 5 ? splade_lmhead_gpu_fused(path, &a, NULL)
                        : splade_lmhead_gpu(SPLADE_LMHEAD_NAIVE, &a, dws, ws_bytes, g_cublas, NULL);
         if (st)
             fail_msg("%s: %s (%s)", names[k], splade_strerror(st), splade_error_detail());
@@ -289,10 +302,13 @@ static void run_case(const tcase *tc)
                     nz_mismatch++;
             }
         const double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-        const double tol = k < 3 ? 1e-3 : 1e-2;
+        const double tol = k < 5 ? 1e-3 : 1e-2;
         print_message("    [lmhead_gpu]   %-16s tile %dx%d split %d: rel-L2 %.2e max|err| %.2e nonzero %zu "
                       "mismatch %zu unwritten %zu\n",
                       names[k], pl.bm, pl.bn, pl.nsplit, rel, maxerr, nz, nz_mismatch, unwritten);
+        if (k < 5)
+            print_message("    [lmhead_gpu]   %-16s (raster group %d, %d units, grid %d)\n", "", pl.group, pl.units,
+                          pl.grid);
         if (unwritten || negative)
             fail_msg("%s: %zu outputs not written (NaN poison left), %zu negative", names[k], unwritten, negative);
         if (!(rel <= tol))
@@ -300,6 +316,8 @@ static void run_case(const tcase *tc)
         if (nz_mismatch)
             fail_msg("%s: %zu entries differ in the nonzero set", names[k], nz_mismatch);
     }
+    unsetenv("SPLADE_LMHEAD_WGMMA_TILE");
+    unsetenv("SPLADE_LMHEAD_GROUP");
     CK(cudaFree(dH));
     CK(cudaFree(dW));
     CK(cudaFree(dbias));

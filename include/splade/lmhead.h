@@ -52,6 +52,8 @@ typedef struct {
     int32_t nsplit;         /* slices per sequence (> 1: output zeroed, then atomicMax) */
     int32_t units, grid;    /* work units, persistent blocks */
     int32_t launches;       /* kernel launches + memsets per call */
+    int32_t tile;           /* internal tile id (-1: mma.sync) */
+    int32_t group;          /* sequences per raster group */
 } splade_lmhead_plan;
 
 int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan);

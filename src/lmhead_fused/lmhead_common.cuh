@@ -36,6 +36,8 @@ struct Problem {
     int nsplit;      /* slices per sequence */
     int tps;         /* row tiles per slice */
     int nunits;      /* nvt * nsplit * B */
+    int group;       /* sequences per raster group (their H tiles stay in L2 while W streams) */
+    int nvt;         /* vocabulary tiles */
     int atomic_out;  /* 1: out pre-zeroed, combine slices with atomicMax on the float bits */
 };
 
@@ -79,16 +81,24 @@ struct Unit {
     int vt, b, t0, t1, row0, len;
 };
 
+/* Unit order: sequences in groups of p.group; inside a group b is fastest, then the slice,
+ * then the vocabulary tile. A wave of the persistent grid then covers a few vocabulary tiles x
+ * the group's sequences, so H of a group is read from DRAM about once and W once per group. */
 template <int BN> __device__ __forceinline__ Unit decode_unit(const Problem &p, int u)
 {
     Unit x;
-    x.b = u % p.B;
-    int rest = u / p.B;
-    int sp = rest % p.nsplit;
+    const int per_seq = p.nvt * p.nsplit;
+    const int g = u / (p.group * per_seq);
+    const int b0 = g * p.group;
+    const int gs = min(p.group, p.B - b0);
+    const int rem = u - b0 * per_seq;
+    x.b = b0 + rem % gs;
+    const int rest = rem / gs;
+    const int sp = rest % p.nsplit;
     x.vt = rest / p.nsplit;
     x.len = p.seq_len[x.b];
     x.row0 = p.seq_start[x.b];
-    int nt = x.len > 0 ? (x.len + BN - 1) / BN : 0;
+    const int nt = x.len > 0 ? (x.len + BN - 1) / BN : 0;
     x.t0 = sp * p.tps;
     x.t1 = min(nt, x.t0 + p.tps);
     if (x.t1 < x.t0)
@@ -130,16 +140,20 @@ template <int BM, int BN, int NT> struct Loader {
             const int bytes = k < p.D ? 16 : 0;
             const int ks = bytes ? k : 0;
 #pragma unroll
-            for (int i = 0; i < BM * 8 / NT; i++) {
+            for (int i = 0; i < (BM * 8 + NT - 1) / NT; i++) {
                 const int r = r0 + i * (NT / 8);
-                const int v = min(x.vt * BM + r, p.V - 1);
-                cp_async16(sA + swz(r, c), p.W + (size_t)v * p.D + ks, bytes);
+                if ((BM * 8) % NT == 0 || r < BM) {
+                    const int v = min(x.vt * BM + r, p.V - 1);
+                    cp_async16(sA + swz(r, c), p.W + (size_t)v * p.D + ks, bytes);
+                }
             }
 #pragma unroll
-            for (int i = 0; i < BN * 8 / NT; i++) {
+            for (int i = 0; i < (BN * 8 + NT - 1) / NT; i++) {
                 const int r = r0 + i * (NT / 8);
-                const int s = min(rt * BN + r, x.len - 1);
-                cp_async16(sB + swz(r, c), p.H + (size_t)(x.row0 + s) * p.D + ks, bytes);
+                if ((BN * 8) % NT == 0 || r < BN) {
+                    const int s = min(rt * BN + r, x.len - 1);
+                    cp_async16(sB + swz(r, c), p.H + (size_t)(x.row0 + s) * p.D + ks, bytes);
+                }
             }
             if (++kc == p.KC) {
                 kc = 0;

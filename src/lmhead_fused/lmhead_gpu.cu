@@ -3,6 +3,7 @@
  * Design notes and measurements: docs/LMHEAD.md. */
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include <cuda_runtime.h>
@@ -30,8 +31,22 @@ __global__ void lmhead_wgmma_probe_kernel(int *flag)
 namespace {
 
 struct DevInfo {
-    int ready, sms, major, wgmma, mma_blocks;
+    int ready, sms, major, wgmma, mma_blocks, l2;
 };
+
+/* The wgmma tiles (vocabulary rows x hidden rows) and their kernels. */
+enum WgTile { WG_128x256 = 0, WG_192x256 = 1, WG_256x128 = 2 };
+template <int NWG, int WGM, int BN> int wg_set_smem()
+{
+    CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<NWG, WGM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  WgCfg<NWG, WGM, BN>::SMEM));
+    return SPLADE_OK;
+}
+template <int NWG, int WGM, int BN> void wg_launch(int grid, const Problem &pr, cudaStream_t stream)
+{
+    using C = WgCfg<NWG, WGM, BN>;
+    lmhead_wgmma_kernel<NWG, WGM, BN><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
+}
 DevInfo g_dev[64];
 
 int dev_info(DevInfo **out)
@@ -64,11 +79,11 @@ int dev_info(DevInfo **out)
                                                                MMA_SMEM));
         if (t.mma_blocks < 1)
             t.mma_blocks = 1;
+        CUDA_TRY(cudaDeviceGetAttribute(&t.l2, cudaDevAttrL2CacheSize, dev));
         if (t.wgmma) {
-            CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<1, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          WgCfg<1, 256>::SMEM));
-            CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<2, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          WgCfg<2, 128>::SMEM));
+            int st;
+            if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()))
+                return st;
         }
         t.ready = 1;
         *d = t;
@@ -94,17 +109,23 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
     if (path == SPLADE_FUSED_WGMMA && !di->wgmma)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: wgmma path needs a compute-capability 9.0 device "
                            "and a build with sm_90a code");
-    int bm, bn, slots;
+    int bm, bn, slots, tile = -1;
     if (path == SPLADE_FUSED_WGMMA) {
+        /* 192x256 (3 consumer warpgroups) moves the fewest L2 bytes per FLOP; 256x128 when
+         * sequences are <= 128 long (a 256-row tile would be half padding).
+         * SPLADE_LMHEAD_WGMMA_TILE=128x256|192x256|256x128 overrides (benchmarks). */
         const int L = a->max_len > 0 ? a->max_len : 1;
         const int pad256 = cdiv(L, 256) * 256, pad128 = cdiv(L, 128) * 128;
-        if (pad128 < pad256) {
-            bm = WgCfg<2, 128>::BM;
-            bn = 128;
-        } else {
-            bm = WgCfg<1, 256>::BM;
-            bn = 256;
-        }
+        tile = pad128 < pad256 ? WG_256x128 : WG_192x256;
+        const char *env = getenv("SPLADE_LMHEAD_WGMMA_TILE");
+        if (env && !strcmp(env, "128x256"))
+            tile = WG_128x256;
+        else if (env && !strcmp(env, "192x256"))
+            tile = WG_192x256;
+        else if (env && !strcmp(env, "256x128"))
+            tile = WG_256x128;
+        bm = tile == WG_128x256 ? 128 : tile == WG_192x256 ? 192 : 256;
+        bn = tile == WG_256x128 ? 128 : 256;
         slots = di->sms;
     } else {
         bm = MMA_BM;
@@ -141,6 +162,15 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
     if (pl->grid < 1)
         pl->grid = 1;
     pl->launches = best_split > 1 ? 2 : 1;
+    pl->tile = tile;
+    /* raster group: sequences whose H tiles fill about a quarter of L2 */
+    const double seq_bytes = (double)ntmax * bn * a->D * 2;
+    int group = (int)((di->l2 > 0 ? di->l2 / 4.0 : 12e6) / seq_bytes);
+    const char *genv = getenv("SPLADE_LMHEAD_GROUP"); /* override (tests, benchmarks) */
+    if (genv && atoi(genv) > 0)
+        group = atoi(genv);
+    group = group < 1 ? 1 : group > a->B ? a->B : group;
+    pl->group = group;
     if (pr) {
         pr->H = static_cast<const __nv_bfloat16 *>(a->H);
         pr->seq_start = a->seq_start;
@@ -156,6 +186,8 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
         pr->tps = best_tps;
         pr->nunits = pl->units;
         pr->atomic_out = best_split > 1;
+        pr->group = group;
+        pr->nvt = nvt;
     }
     return SPLADE_OK;
 }
@@ -170,10 +202,12 @@ int fused_run(splade_fused_path want, const splade_lmhead_args *a, cudaStream_t 
     if (pr.atomic_out)
         CUDA_TRY(cudaMemsetAsync(a->out, 0, sizeof(float) * (size_t)a->B * a->V, stream));
     if (pl.path == SPLADE_FUSED_WGMMA) {
-        if (pl.bn == 256)
-            lmhead_wgmma_kernel<1, 256><<<pl.grid, WG_THREADS, WgCfg<1, 256>::SMEM, stream>>>(pr);
+        if (pl.tile == WG_128x256)
+            wg_launch<2, 1, 256>(pl.grid, pr, stream);
+        else if (pl.tile == WG_192x256)
+            wg_launch<3, 1, 256>(pl.grid, pr, stream);
         else
-            lmhead_wgmma_kernel<2, 128><<<pl.grid, WG_THREADS, WgCfg<2, 128>::SMEM, stream>>>(pr);
+            wg_launch<2, 2, 128>(pl.grid, pr, stream);
     } else {
         lmhead_mma_kernel<<<pl.grid, MMA_THREADS, MMA_SMEM, stream>>>(pr);
     }

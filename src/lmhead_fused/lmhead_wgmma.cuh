@@ -19,10 +19,10 @@
 
 namespace splade_lm {
 
-constexpr int WG_THREADS = 256;
-
-template <int WGM, int BN> struct WgCfg {
-    static constexpr int BM = 2 * WGM * 64;
+/* NWG consumer warpgroups (all threads also run the copies), each WGM x 64 vocabulary rows. */
+template <int NWG, int WGM, int BN> struct WgCfg {
+    static constexpr int THREADS = NWG * 128;
+    static constexpr int BM = NWG * WGM * 64;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
     static constexpr int STAGES = (227 * 1024 - 1024) / STAGE; /* 4 for 48 KB stages */
     static constexpr int SMEM = STAGES * STAGE + 1024;
@@ -123,15 +123,16 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint
 }
 #endif
 
-template <int WGM, int BN> __global__ void __launch_bounds__(WG_THREADS, 1) lmhead_wgmma_kernel(const Problem p)
+template <int NWG, int WGM, int BN>
+__global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Problem p)
 {
 #ifdef SPLADE_WGMMA_ENABLED
-    using C = WgCfg<WGM, BN>;
+    using C = WgCfg<NWG, WGM, BN>;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
 
-    Loader<C::BM, BN, WG_THREADS> ld;
+    Loader<C::BM, BN, C::THREADS> ld;
     ld.init(p);
 #pragma unroll
     for (int s = 0; s < C::STAGES - 2; s++)
