@@ -1,0 +1,56 @@
+#!/bin/sh
+# splade-index encode end to end: TEXT and --input JSONL output (valid JSON, tokens as keys,
+# top-k), a malformed line named by file:line (exit 1), a missing model naming the fetch
+# command, usage errors (exit 2). Uses cache/rand-h96 (written by `make models` without network).
+set -u
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+BIN=$ROOT/$BUILD/splade-index
+[ -x "$BIN" ] || { echo "missing $BIN"; exit 1; }
+MODEL=$ROOT/cache/rand-h96
+[ -f "$MODEL/model.safetensors" ] || { echo "SKIP: no model at $MODEL (run make models)"; exit 77; }
+T=$(mktemp -d /tmp/splade_cli_encodeXXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$BIN" encode --model "$MODEL" --device cpu "protein folding" "p53 apoptosis" > "$T/out.jsonl" 2> "$T/err" \
+    || fail "encode TEXT: $(cat "$T/err")"
+[ "$(wc -l < "$T/out.jsonl")" -eq 2 ] || fail "two texts gave $(wc -l < "$T/out.jsonl") lines"
+head -1 "$T/out.jsonl" | grep -q '^{"id": "0", "vector": {"' || fail "format: $(head -1 "$T/out.jsonl")"
+grep -q "encoding on the CPU" "$T/err" && fail "--device cpu printed a device notice"
+if command -v python3 >/dev/null; then
+    python3 -c '
+import json, sys
+vocab = set(open(sys.argv[2], encoding="utf-8").read().split("\n"))
+for l in open(sys.argv[1], encoding="utf-8"):
+    v = json.loads(l)["vector"]
+    assert v and all(k in vocab and w > 0 for k, w in v.items()), l
+' "$T/out.jsonl" "$MODEL/vocab.txt" || fail "not JSON with vocabulary tokens as keys"
+fi
+
+printf '{"_id": "a", "title": "T", "text": "cells"}\n\n{"id": 7, "contents": "x \\"y\\""}\n' > "$T/ok.jsonl"
+"$BIN" encode --model "$MODEL" --device cpu --top-k 3 --input "$T/ok.jsonl" > "$T/ok.out" 2> "$T/err" \
+    || fail "--input: $(cat "$T/err")"
+[ "$(wc -l < "$T/ok.out")" -eq 2 ] || fail "--input lines: $(cat "$T/ok.out")"
+sed -n 2p "$T/ok.out" | grep -q '^{"id": "7", ' || fail "integer id: $(cat "$T/ok.out")"
+[ "$(head -1 "$T/ok.out" | grep -o '": [0-9]' | wc -l)" -eq 3 ] || fail "--top-k 3: $(head -1 "$T/ok.out")"
+
+printf '{"_id": "a", "text": "fine"}\n{"_id": "b", "text": \n' > "$T/bad.jsonl"
+"$BIN" encode --model "$MODEL" --device cpu --input "$T/bad.jsonl" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] || fail "malformed line: exit status not 1"
+grep -q "bad.jsonl:2" "$T/err" || fail "malformed line not named: $(cat "$T/err")"
+
+# Truncation is counted on stderr.
+long=$(i=0; while [ $i -lt 300 ]; do printf 'word '; i=$((i + 1)); done)
+"$BIN" encode --model "$MODEL" --device cpu --max-length 16 "$long" short > /dev/null 2> "$T/err" || fail "long text"
+grep -q "1 of 2 texts truncated at 16 tokens" "$T/err" || fail "truncation count: $(cat "$T/err")"
+
+SPLADE_CACHE=$T/nocache "$BIN" encode --model "$T/nope" x > /dev/null 2> "$T/err"
+[ $? -eq 1 ] || fail "missing model: exit status"
+grep -q "fetch-model" "$T/err" || fail "missing model message: $(cat "$T/err")"
+(cd "$T" && SPLADE_MODEL= HOME=$T SPLADE_CACHE= "$BIN" encode x > /dev/null 2> "$T/err")
+grep -q "make models" "$T/err" || fail "no default model message: $(cat "$T/err")"
+
+"$BIN" encode --model "$MODEL" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no input: exit status not 2"
+"$BIN" encode --model "$MODEL" --device tpu x > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad --device not 2"
+echo "ok"
