@@ -75,6 +75,15 @@ int splade_config_load(const char *config_path, splade_config *cfg);
  * command that fetches a model. */
 int splade_model_resolve(const char *arg, char *path, size_t n);
 
+/* Downloads a Hugging Face model repository ORG/NAME (config.json, vocab.txt, model.safetensors;
+ * tokenizer_config.json when present) from $SPLADE_HF_ENDPOINT (default https://huggingface.co)
+ * /ORG/NAME/resolve/main/FILE into `dest` (NULL: splade_cache_dir()/ORG/NAME). Resumable: a file
+ * arrives as FILE.part, continued with a Range request, renamed when complete; complete files
+ * are kept. $HF_TOKEN, when set, is sent as a bearer token. The folder written goes to dir[n].
+ * Errors: SPLADE_ERR_NETWORK (unreachable / transfer failed), SPLADE_ERR_NOT_FOUND (HTTP 404 for a
+ * required file), SPLADE_ERR_IO, SPLADE_ERR_INVALID_ARG (repo not ORG/NAME). */
+int splade_model_fetch(const char *repo, const char *dest, int quiet, char *dir, size_t n);
+
 /* Folder fetch-model stores ORG/NAME in: $SPLADE_CACHE if set (tests use it), else
  * $HOME/.cache/splade-index. */
 int splade_cache_dir(char *path, size_t n);
