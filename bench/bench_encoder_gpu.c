@@ -185,26 +185,33 @@ int main(int argc, char **argv)
         return 1;
     }
     float *out = malloc((size_t)256 * V * sizeof *out);
-    const char *gelu_modes[2] = {"erf", "tanh"};
-    for (int gm = 0; gm < 2; gm++) {
-        setenv("SPLADE_GPU_GELU", gelu_modes[gm], 1);
-        for (int hk = 0; hk < 2; hk++) {
-            if (gm == 1 && hk == 1)
-                continue;
+    /* variants: {GELU, FFN slice ("" = auto from L2), head}; the first is the default build */
+    const struct {
+        const char *gelu, *chunk;
+        int naive;
+    } var[] = {{"erf", "", 0}, {"erf", "0", 0}, {"tanh", "", 0}, {"erf", "", 1}};
+    for (int vi = 0; vi < (int)(sizeof var / sizeof var[0]); vi++) {
+        setenv("SPLADE_GPU_GELU", var[vi].gelu, 1);
+        if (*var[vi].chunk)
+            setenv("SPLADE_GPU_FFN_CHUNK", var[vi].chunk, 1);
+        else
+            unsetenv("SPLADE_GPU_FFN_CHUNK");
+        const int gm = vi != 0, hk = var[vi].naive;  /* gm: not the default variant */
+        {
             const size_t base = used_bytes();
             splade_gpu_encoder *g = NULL;
             int rc = splade_gpu_encoder_create(&m, hk ? SPLADE_LMHEAD_NAIVE : SPLADE_LMHEAD_FUSED, &g);
             if (rc != SPLADE_OK)
                 die(rc, "create");
             const size_t wbytes = splade_gpu_encoder_weight_bytes(g);
-            printf("\n### bert-base shapes (L=%d), GELU %s, LM head %s\n\n", L, gelu_modes[gm],
-                   hk ? "naive" : "fused");
+            printf("\n### bert-base shapes (L=%d), GELU %s, FFN slices %s, LM head %s\n\n", L, var[vi].gelu,
+                   *var[vi].chunk ? "off" : "auto (L2)", hk ? "naive" : "fused");
             printf("| shape      |    B |    S |   gpu ms |  docs/s   |   e2e ms | e2e docs/s | embed | gemm  | attn  | "
                    "norm  | head  |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             fixed_shape(g, 32, 256, V, iters, out, "fixed");
             fixed_shape(g, 128, 256, V, iters, out, "fixed");
             fixed_shape(g, 256, 128, V, iters, out, "fixed");
-            if (!quick && gm == 0 && hk == 0)
+            if (!quick && !gm)
                 fixed_shape(g, 32, 512, V, iters, out, "fixed");
             printf("\ndevice memory after the fixed shapes: encoder holds %.1f MiB (weights %.1f MiB, workspaces "
                    "%.1f MiB); cudaMemGetInfo grew by %.1f MiB since create()\n",
@@ -214,7 +221,7 @@ int main(int argc, char **argv)
                 splade_gpu_encoder_free(g);
                 continue;
             }
-            if (docs && gm == 0) {
+            if (docs && (!gm || vi == 1)) {
                 FILE *f = fopen(docs, "rb");
                 int32_t n = 0;
                 if (!f || fread(&n, 4, 1, f) != 1 || n <= 0) {
@@ -237,7 +244,7 @@ int main(int argc, char **argv)
                 free(lens), free(ids);
             }
             const size_t used = used_bytes() - base;
-            if (docs && gm == 0)
+            if (docs && (!gm || vi == 1))
                 printf("\ndevice memory after the documents: encoder holds %.1f MiB (weights %.1f MiB, workspaces %.1f MiB); "
                    "cudaMemGetInfo grew by %.1f MiB since create()\n",
                    splade_gpu_encoder_device_bytes(g) / 1048576.0, wbytes / 1048576.0,

@@ -306,8 +306,10 @@ static void test_head64_varlen(void **state)
         skip();
     const int lens[] = {130, 2, 17, 63, 64, 129, 3};  /* 130 = max position */
     run_model(3000, 128, 3, 2, 512, 130, 1, lens, 7, 22);
-    printf("  naive LM head:\n");
+    printf("  naive LM head, FFN in slices of 128 tokens:\n");
+    setenv("SPLADE_GPU_FFN_CHUNK", "128", 1);
     run_model_head(3000, 128, 3, 2, 512, 130, 1, lens, 7, 22, SPLADE_LMHEAD_NAIVE);
+    unsetenv("SPLADE_GPU_FFN_CHUNK");
 }
 
 static void test_head128_untied(void **state)
@@ -519,6 +521,26 @@ static void test_splade_tiny_scifact(void **state)
             topk_sets(gpu + (size_t)b * V, cpu + (size_t)b * V, V, 50, 0.02, &s1, &s2);
             strict += s1, tol += s2;
         }
+        /* how many documents have a near-tie (< 0.02) at the top-50 boundary of the CPU vector */
+        int near = 0;
+        for (int b = 0; b < n; b++) {
+            float w50 = 0, w51 = 0;  /* 50th and 51st largest */
+            float top[51];
+            int k = 0;
+            for (int v = 0; v < V; v++) {
+                float x = cpu[(size_t)b * V + v];
+                if (k < 51 || x > top[50]) {
+                    int i = k < 51 ? k++ : 50;
+                    while (i > 0 && top[i - 1] < x) {
+                        top[i] = top[i - 1];
+                        i--;
+                    }
+                    top[i] = x;
+                }
+            }
+            w50 = top[49], w51 = top[50];
+            near += w50 > 0 && w50 - w51 < 0.02f;
+        }
         for (size_t i = 0; i < (size_t)n * V; i++) {
             if (!isfinite(gpu[i]))
                 bad++;
@@ -526,10 +548,10 @@ static void test_splade_tiny_scifact(void **state)
             den += (double)cpu[i] * cpu[i];
         }
         printf("  splade-tiny, %d SciFact docs (%d tokens), %s head: rel-L2 %.2e, same top-50: %d/%d strict, "
-               "%d/%d allowing near-ties (0.02)\n",
-               n, off[n], kind ? "naive" : "fused", sqrt(num / den), strict, n, tol, n);
+               "%d/%d allowing near-ties (0.02); %d docs have a gap < 0.02 at rank 50/51\n",
+               n, off[n], kind ? "naive" : "fused", sqrt(num / den), strict, n, tol, n, near);
         assert_int_equal(bad, 0);
-        assert_true(sqrt(num / den) <= 1e-2);
+        assert_true(sqrt(num / den) <= 2e-2);  /* bf16 end to end; see docs/GPU_ENCODER.md */
         assert_true(tol >= 0.99 * n);
     }
     free(ids), free(off), free(cpu), free(gpu);

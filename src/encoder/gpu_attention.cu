@@ -1,7 +1,8 @@
 /* Packed variable-length self-attention, flash style, on bf16 tensor cores (mma.sync m16n8k16).
  *
  * One block of 4 warps per (query tile of 64 rows of one sequence, head); each warp owns 16
- * query rows. Key/value tiles of 64 rows stream through shared memory; scores stay in registers
+ * query rows. Key/value tiles of 64 rows stream through shared memory (cp.async, double
+ * buffered: the next tile loads while this one is used); scores stay in registers
  * (QK^T -> online softmax with running max and sum -> P·V), so no [heads, S, S] tensor exists
  * anywhere. Keys past the sequence's end are masked, rows past it are computed on zeros and
  * not stored: with packed sequences there is no padding to skip. fp32 accumulation; P is
@@ -54,25 +55,29 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
     return *reinterpret_cast<uint32_t *>(&h);
 }
 
-/* Copies rows [r0, r0+64) of a head slice (row stride ld, D columns) into smem (row stride
- * D+8), zero rows at or past len. 16-byte accesses. */
+/* Starts asynchronous copies of rows [r0, r0+64) of a head slice (row stride ld, D columns)
+ * into smem (row stride D+8); rows at or past len are zero-filled (src-size 0). 16-byte copies. */
 template <int D>
-__device__ __forceinline__ void load_tile(bf16 *dst, const bf16 *src, size_t ld, int r0, int len)
+__device__ __forceinline__ void load_tile_async(bf16 *dst, const bf16 *src, size_t ld, int r0, int len)
 {
     constexpr int CPR = D / 8;
     constexpr int LDS = D + 8;
-#pragma unroll 4
+#pragma unroll
     for (int c = threadIdx.x; c < kAttnTile * CPR; c += kThreads) {
         const int r = c / CPR, cc = c % CPR;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (r0 + r < len)
-            v = *reinterpret_cast<const uint4 *>(src + (size_t)(r0 + r) * ld + cc * 8);
-        *reinterpret_cast<uint4 *>(dst + r * LDS + cc * 8) = v;
+        const bool ok = r0 + r < len;
+        const bf16 *p = ok ? src + (size_t)(r0 + r) * ld + cc * 8 : src;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * LDS + cc * 8)),
+                     "l"(p), "r"(ok ? 16 : 0));
     }
 }
 
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
 template <int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, D >= 128 ? 2 : D >= 64 ? 3 : 4)
     attn_kernel(const bf16 *__restrict__ qkv, bf16 *__restrict__ ctx, const AttnTile *__restrict__ tiles,
                 int hidden, float scale_log2)
 {
@@ -82,8 +87,7 @@ __global__ void __launch_bounds__(kThreads)
     constexpr int NT = kAttnTile / 8;  // n-tiles of keys in a score tile
     extern __shared__ __align__(16) unsigned char smem_raw[];
     bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
-    bf16 *sK = sQ + kAttnTile * LDS;
-    bf16 *sV = sK + kAttnTile * LDS;
+    bf16 *sK0 = sQ + kAttnTile * LDS;  // K/V double buffer: [K0 | V0 | K1 | V1]
 
     const AttnTile tile = tiles[blockIdx.x];
     const int head = blockIdx.y;
@@ -95,24 +99,37 @@ __global__ void __launch_bounds__(kThreads)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
 
-    load_tile<D>(sQ, qbase, ld, tile.q0, len);
-    __syncthreads();
-    uint32_t qf[KS][4];
-#pragma unroll
-    for (int ks = 0; ks < KS; ks++)
-        ldsm_x4(qf[ks], sQ + (warp * 16 + (lane & 15)) * LDS + ks * 16 + (lane >> 4) * 8);
+    // group 0: Q and the first K/V tile
+    load_tile_async<D>(sQ, qbase, ld, tile.q0, len);
+    load_tile_async<D>(sK0, kbase, ld, 0, len);
+    load_tile_async<D>(sK0 + kAttnTile * LDS, vbase, ld, 0, len);
+    cp_async_commit();
 
+    uint32_t qf[KS][4];
     float o[DT][4];
 #pragma unroll
     for (int i = 0; i < DT; i++)
         o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 
-    for (int kt = 0; kt < len; kt += kAttnTile) {
-        __syncthreads();  // everyone done with the previous K/V tile
-        load_tile<D>(sK, kbase, ld, kt, len);
-        load_tile<D>(sV, vbase, ld, kt, len);
+    for (int kt = 0, it = 0; kt < len; kt += kAttnTile, it++) {
+        const bf16 *sK = sK0 + (it & 1) * 2 * kAttnTile * LDS;
+        const bf16 *sV = sK + kAttnTile * LDS;
+        if (kt + kAttnTile < len) {  // prefetch the next tile into the other buffer
+            bf16 *nK = sK0 + ((it + 1) & 1) * 2 * kAttnTile * LDS;
+            load_tile_async<D>(nK, kbase, ld, kt + kAttnTile, len);
+            load_tile_async<D>(nK + kAttnTile * LDS, vbase, ld, kt + kAttnTile, len);
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
         __syncthreads();
+        if (it == 0) {
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+                ldsm_x4(qf[ks], sQ + (warp * 16 + (lane & 15)) * LDS + ks * 16 + (lane >> 4) * 8);
+        }
 
         float s[NT][4];
 #pragma unroll
@@ -188,6 +205,7 @@ __global__ void __launch_bounds__(kThreads)
                 mma16816(o[dt + 1], a, b[2], b[3]);
             }
         }
+        __syncthreads();  // the next iteration's prefetch refills the buffer just read
     }
 
 #pragma unroll
@@ -211,7 +229,7 @@ __global__ void __launch_bounds__(kThreads)
 template <int D>
 constexpr size_t smem_bytes()
 {
-    return (size_t)3 * kAttnTile * (D + 8) * sizeof(bf16);
+    return (size_t)5 * kAttnTile * (D + 8) * sizeof(bf16);  // Q + 2 x (K, V)
 }
 
 template <int D>

@@ -16,6 +16,9 @@
  * SPLADE_GPU_GELU=tanh at create() selects the fused (approximate) epilogue instead; see
  * docs/GPU_ENCODER.md for the cost and the accuracy of each.
  *
+ * The FFN runs in token slices sized from the L2 cache (SPLADE_GPU_FFN_CHUNK overrides; 0 = off)
+ * so that its [slice, intermediate] activation and the GELU pass over it stay on chip.
+ *
  * GEMMs: bf16 in/out, fp32 accumulation (CUBLAS_COMPUTE_32F). Activations bf16, all
  * normalisation and softmax math fp32. Workspaces are sized from the largest batch seen and
  * grow on demand; an allocation failure returns SPLADE_ERR_GPU_OOM and leaves the encoder
@@ -76,6 +79,7 @@ struct splade_gpu_encoder {
     splade_lmhead_kind head;
     int H, I, V, L, heads, hd, P;
     bool gelu_tanh;
+    int ffn_chunk;  // tokens per FFN slice (the [slice, I] intermediate stays in L2); 0: whole batch
 
     cudaStream_t stream = nullptr;
     cublasLtHandle_t lt = nullptr;
@@ -394,8 +398,14 @@ int ensure_acts(splade_gpu_encoder *g, size_t T)
     if (T <= g->cap_T)
         return SPLADE_OK;
     size_t cap = (T + 1023) / 1024 * 1024;
-    const size_t H = g->H, wide = (size_t)(3 * g->H > g->I ? 3 * g->H : g->I);
-    size_t bytes = 3 * align_up(cap * H * sizeof(bf16)) + align_up(cap * wide * sizeof(bf16));
+    const size_t H = g->H;
+    /* big holds QKV [T, 3H], then the FFN intermediate [min(T, chunk), I] */
+    auto sizes = [&](size_t c) {
+        const size_t ffn_rows = g->ffn_chunk > 0 && (size_t)g->ffn_chunk < c ? (size_t)g->ffn_chunk : c;
+        const size_t wide = c * 3 * H > ffn_rows * g->I ? c * 3 * H : ffn_rows * g->I;
+        return 3 * align_up(c * H * sizeof(bf16)) + align_up(wide * sizeof(bf16));
+    };
+    size_t bytes = sizes(cap);
     if (g->abuf) {
         CUDA_TRY(cudaStreamSynchronize(g->stream));
         cudaFree(g->abuf);
@@ -406,7 +416,7 @@ int ensure_acts(splade_gpu_encoder *g, size_t T)
     if (e != cudaSuccess && cap > T) {  // retry without the rounding headroom
         (void)cudaGetLastError();
         cap = T;
-        bytes = 3 * align_up(cap * H * sizeof(bf16)) + align_up(cap * wide * sizeof(bf16));
+        bytes = sizes(cap);
         e = cudaMalloc(&g->abuf, bytes);
     }
     if (e != cudaSuccess) {
@@ -575,15 +585,22 @@ int encode_hidden(splade_gpu_encoder *g, const Batch &bt)
         TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
         TRY(splade_gpu::add_ln(g->tmp, g->X, 0, T, H, w.ln1_g, w.ln1_b, eps, g->X, s));
         TRY(prof_end(g));
-        if (g->gelu_tanh) {
-            TRY(gemm(g, g->X, w.fi_w, w.fi_b, g->big, T, I, H, CUBLASLT_EPILOGUE_GELU_BIAS));
-        } else {
-            TRY(gemm(g, g->X, w.fi_w, w.fi_b, g->big, T, I, H, CUBLASLT_EPILOGUE_BIAS));
-            TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
-            TRY(splade_gpu::gelu_erf_inplace(g->big, (size_t)T * I, s));
-            TRY(prof_end(g));
+        /* FFN in token slices: each slice's [rows, I] intermediate is written, passed through
+         * GELU and read back while it sits in L2, instead of three trips through HBM. */
+        const int chunk = g->ffn_chunk > 0 && g->ffn_chunk < T ? g->ffn_chunk : T;
+        for (int r0 = 0; r0 < T; r0 += chunk) {
+            const int rows = T - r0 < chunk ? T - r0 : chunk;
+            const bf16 *xin = g->X + (size_t)r0 * H;
+            if (g->gelu_tanh) {
+                TRY(gemm(g, xin, w.fi_w, w.fi_b, g->big, rows, I, H, CUBLASLT_EPILOGUE_GELU_BIAS));
+            } else {
+                TRY(gemm(g, xin, w.fi_w, w.fi_b, g->big, rows, I, H, CUBLASLT_EPILOGUE_BIAS));
+                TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
+                TRY(splade_gpu::gelu_erf_inplace(g->big, (size_t)rows * I, s));
+                TRY(prof_end(g));
+            }
+            TRY(gemm(g, g->big, w.fo_w, w.fo_b, g->tmp + (size_t)r0 * H, rows, H, I, CUBLASLT_EPILOGUE_BIAS));
         }
-        TRY(gemm(g, g->big, w.fo_w, w.fo_b, g->tmp, T, H, I, CUBLASLT_EPILOGUE_BIAS));
         TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
         TRY(splade_gpu::add_ln(g->tmp, g->X, 0, T, H, w.ln2_g, w.ln2_b, eps, g->X, s));
         TRY(prof_end(g));
@@ -677,12 +694,22 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
     g->P = m->cfg.max_position;
     const char *ge = getenv("SPLADE_GPU_GELU");
     g->gelu_tanh = ge && strcmp(ge, "tanh") == 0;
+    g->ffn_chunk = -1;  // decided from the L2 size below
+    if (const char *fc = getenv("SPLADE_GPU_FFN_CHUNK"))
+        g->ffn_chunk = atoi(fc) > 0 ? (atoi(fc) + 127) / 128 * 128 : 0;
     int rc = [&]() -> int {
         CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
         CUBLAS_TRY(cublasLtCreate(&g->lt));
         CUBLAS_TRY(cublasCreate(&g->cublas));
         CUBLAS_TRY(cublasSetStream(g->cublas, g->stream));
         TRY(splade_gpu::attention_init(g->hd));
+        if (g->ffn_chunk < 0) {  // intermediate slice ~ 40% of L2, whole 128-row tiles, >= 1024 rows
+            int dev = 0, l2 = 0;
+            CUDA_TRY(cudaGetDevice(&dev));
+            CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+            size_t rows = (size_t)l2 * 2 / 5 / ((size_t)g->I * sizeof(bf16)) / 128 * 128;
+            g->ffn_chunk = (int)(rows < 1024 ? 1024 : rows);
+        }
         CUDA_TRY(cudaMalloc(&g->lt_ws, kLtWorkspace));
         TRY(upload_model(g, m));
         for (int i = 0; i < kProfEvents; i++)

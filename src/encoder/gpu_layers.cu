@@ -213,8 +213,8 @@ int gelu_erf_inplace(bf16 *x, size_t n, cudaStream_t s)
         return SPLADE_OK;
     size_t n8 = n / 8;
     size_t blocks = (n8 + 255) / 256;
-    if (blocks > 132 * 16)
-        blocks = 132 * 16;
+    if (blocks > 65535)
+        blocks = 65535;
     gelu_kernel<<<(unsigned)blocks, 256, 0, s>>>(x, n8);
     CUDA_TRY_LAUNCH();
     return SPLADE_OK;
