@@ -189,8 +189,9 @@ static void check_query(const collection *c, splade_searcher *s, const splade_qv
 {
     splade_hit *want = malloc(((size_t)k + 1) * sizeof *want), *got = malloc(((size_t)k + 1) * sizeof *got);
     int nw = brute_force(c, q, k, want);
-    static const splade_algo algos[] = {SPLADE_ALGO_BMM, SPLADE_ALGO_MAXSCORE, SPLADE_ALGO_TAAT};
-    for (int a = 0; a < 3; a++) {
+    static const splade_algo algos[] = {SPLADE_ALGO_BMM, SPLADE_ALGO_MAXSCORE, SPLADE_ALGO_TAAT, SPLADE_ALGO_BMP,
+                                        SPLADE_ALGO_WMAXSCORE};
+    for (int a = 0; a < 5; a++) {
         int ng = -1;
         assert_int_equal(splade_search(s, q, k, algos[a], got, &ng), 0);
         if (ng != nw)
@@ -208,7 +209,7 @@ static void run_seed(uint64_t seed)
 {
     rng = seed * 0x9E3779B97F4A7C15ull + 1;
     int coarse = (int)(seed % 2);
-    uint32_t n_docs = seed % 7 == 0 ? rnd() % 5 : 1 + rnd() % 3000;
+    uint32_t n_docs = seed % 7 == 0 ? rnd() % 5 : seed % 5 == 0 ? 5000 + rnd() % 15000 : 1 + rnd() % 3000;
     int32_t n_terms = 1 + (int32_t)(rnd() % (seed % 3 == 0 ? 40 : 3000));
     collection c;
     make_collection(&c, n_docs, n_terms, 1 + (int)(rnd() % 60), coarse);

@@ -25,6 +25,7 @@ extern "C" {
 #define SPLADE_INDEX_VERSION 1
 #define SPLADE_BLOCK_SIZE 128
 #define SPLADE_SNIPPET_BYTES 200
+#define SPLADE_RANGE_SHIFT 6 /* doc-id ranges of 64 documents carry per-term maxima (BMP pruning) */
 
 enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4 };
 
@@ -118,7 +119,20 @@ typedef struct {
     uint8_t max_impact;
     uint8_t pad[3];
 } splade_block_entry;
+
+typedef struct {
+    uint64_t offset;   /* into the RANGES section */
+    uint32_t n_ranges; /* doc-id ranges (of 2^SPLADE_RANGE_SHIFT docs) holding a posting of the term */
+    uint32_t pad;
+} splade_range_term;
 #pragma pack(pop)
+
+/* One term's range maxima: maxima[i] is the largest impact in range ids[i]; the ids are
+ * streamvbyte delta-coded (splade_block_decode_docs-style) right after the maxima. */
+typedef struct {
+    uint32_t n;
+    const uint8_t *data; /* u8 maxima[n], then the coded range ids */
+} splade_term_ranges;
 
 /* One term's postings, pointing into the mapping. */
 typedef struct {
@@ -148,6 +162,7 @@ const char *splade_index_term(const splade_index *ix, int32_t term, size_t *len)
 int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len);
 int splade_index_prepare_lookup(splade_index *ix);
 void splade_index_postings(const splade_index *ix, int32_t term, splade_term_postings *out);
+void splade_index_ranges(const splade_index *ix, int32_t term, splade_term_ranges *out);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,9 @@ typedef struct {
     float doc_scale;
     uint64_t n_postings;
     uint32_t n_terms_used;
+    splade_range_term *range_terms; /* [n_terms] */
+    uint8_t *ranges;            /* per term: u8 maxima, streamvbyte delta-coded range ids; + 16 zero bytes */
+    size_t ranges_len;
     int32_t *vocab_order;       /* sorted vocabulary: VOCAB entry i is builder term vocab_order[i]; NULL: identity */
 } splade_inverted;
 

@@ -8,7 +8,8 @@
 #define SPX_ALIGN 64
 #define SPX_MAX_SECTIONS 32
 
-enum { SEC_META = 1, SEC_VOCAB, SEC_TERMS, SEC_BLOCKS, SEC_POSTINGS, SEC_DOCIDS, SEC_DOCSTORE, SEC_COUNT_ };
+enum { SEC_META = 1, SEC_VOCAB, SEC_TERMS, SEC_BLOCKS, SEC_POSTINGS, SEC_DOCIDS, SEC_DOCSTORE, SEC_RANGE_TERMS,
+       SEC_RANGES, SEC_COUNT_ };
 
 #pragma pack(push, 1)
 typedef struct {
@@ -42,7 +43,7 @@ typedef struct {
     uint32_t flags;
     int32_t max_length;
     uint32_t n_truncated;
-    uint32_t reserved;
+    uint32_t range_shift;
     uint64_t build_time;
 } spx_meta;
 #pragma pack(pop)

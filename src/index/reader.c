@@ -76,7 +76,8 @@ static int check_header(splade_index *ix, const char *path, const spx_header **h
 
 static const char *section_name(uint32_t id)
 {
-    static const char *names[] = {"?", "META", "VOCAB", "TERMS", "BLOCKS", "POSTINGS", "DOCIDS", "DOCSTORE"};
+    static const char *names[] = {"?",      "META",     "VOCAB",       "TERMS", "BLOCKS",
+                                   "POSTINGS", "DOCIDS", "DOCSTORE", "RANGE_TERMS", "RANGES"};
     return id < SEC_COUNT_ ? names[id] : "unknown";
 }
 

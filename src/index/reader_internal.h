@@ -16,6 +16,7 @@ struct splade_index {
     const char *vocab;
     const splade_term_entry *terms;
     const splade_block_entry *blocks;
+    const splade_range_term *range_terms;
     const uint64_t *id_off;
     const char *ids;
     const uint64_t *store_off;

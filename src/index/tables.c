@@ -34,7 +34,8 @@ static int parse_meta(splade_index *ix)
     if (ix->sec_len[SEC_META] < sizeof m)
         return bad(ix, "META too short");
     memcpy(&m, ix->sec[SEC_META], sizeof m);
-    if (m.block_size != SPLADE_BLOCK_SIZE || m.impact_bits != 8 || m.query_bits != 8)
+    if (m.block_size != SPLADE_BLOCK_SIZE || m.impact_bits != 8 || m.query_bits != 8 ||
+        m.range_shift != SPLADE_RANGE_SHIFT)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "%s: block size %u / %u-bit impacts not supported", ix->path,
                            m.block_size, m.impact_bits);
     const uint8_t *p = ix->sec[SEC_META] + sizeof m, *end = ix->sec[SEC_META] + ix->sec_len[SEC_META];
@@ -101,6 +102,23 @@ static int check_postings(splade_index *ix)
     return total == in->n_postings ? SPLADE_OK : bad(ix, "posting count");
 }
 
+static int check_ranges(splade_index *ix)
+{
+    uint32_t T = ix->info.n_terms;
+    uint64_t n_ranges = ((uint64_t)ix->info.n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
+    if (ix->sec_len[SEC_RANGE_TERMS] != (uint64_t)T * sizeof(splade_range_term) || ix->sec_len[SEC_RANGES] < 16)
+        return bad(ix, "RANGE sections sizes");
+    ix->range_terms = (const splade_range_term *)ix->sec[SEC_RANGE_TERMS];
+    uint64_t end = ix->sec_len[SEC_RANGES] - 16;
+    for (uint32_t t = 0; t < T; t++) {
+        const splade_range_term *r = &ix->range_terms[t];
+        if (r->n_ranges > n_ranges || r->n_ranges > ix->terms[t].n_postings || r->offset > end ||
+            r->n_ranges > end - r->offset)
+            return bad(ix, "range table");
+    }
+    return SPLADE_OK;
+}
+
 int splade_index_parse_tables(splade_index *ix)
 {
     int rc = parse_meta(ix);
@@ -108,6 +126,8 @@ int splade_index_parse_tables(splade_index *ix)
         rc = check_vocab(ix);
     if (rc == 0)
         rc = check_postings(ix);
+    if (rc == 0)
+        rc = check_ranges(ix);
     if (rc == 0)
         rc = check_offsets64(ix, SEC_DOCIDS, ix->info.n_docs, &ix->id_off, &ix->ids);
     if (rc == 0)
@@ -163,4 +183,13 @@ void splade_index_postings(const splade_index *ix, int32_t term, splade_term_pos
     out->n_blocks = (te->n_postings + SPLADE_BLOCK_SIZE - 1) / SPLADE_BLOCK_SIZE;
     out->max_impact = te->max_impact;
     out->blocks = ix->blocks + te->first_block;
+}
+
+void splade_index_ranges(const splade_index *ix, int32_t term, splade_term_ranges *out)
+{
+    memset(out, 0, sizeof *out);
+    if (term < 0 || (uint32_t)term >= ix->info.n_terms)
+        return;
+    out->n = ix->range_terms[term].n_ranges;
+    out->data = ix->sec[SEC_RANGES] + ix->range_terms[term].offset;
 }

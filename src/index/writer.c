@@ -37,7 +37,7 @@ static int meta_section(const splade_index_builder *b, const splade_inverted *in
         .doc_scale = inv->doc_scale, .query_bits = 8, .fingerprint = b->fingerprint,
         .flags = (b->lowercase ? SPLADE_IX_LOWERCASE : 0) | (b->has_model ? SPLADE_IX_HAS_MODEL : 0) |
                  (b->dynamic_vocab ? SPLADE_IX_SORTED_VOCAB : 0),
-        .max_length = b->max_length, .n_truncated = b->n_truncated, .build_time = (uint64_t)time(NULL),
+        .max_length = b->max_length, .n_truncated = b->n_truncated, .range_shift = SPLADE_RANGE_SHIFT, .build_time = (uint64_t)time(NULL),
     };
     memcpy(p, &m, sizeof m);
     uint8_t *q = p + sizeof m;
@@ -164,6 +164,9 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
     secs[4] = (section){.id = SEC_POSTINGS, .part = {inv->postings}, .len = {inv->postings_len}};
     secs[5] = table_section(SEC_DOCIDS, &b->ids);
     secs[6] = table_section(SEC_DOCSTORE, &b->store);
+    secs[7] = (section){.id = SEC_RANGE_TERMS, .part = {inv->range_terms},
+                        .len = {(size_t)b->n_terms * sizeof *inv->range_terms}};
+    secs[8] = (section){.id = SEC_RANGES, .part = {inv->ranges}, .len = {inv->ranges_len}};
     int fd = -1;
     if (rc == 0 && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: cannot create: %s", path, strerror(errno));

@@ -55,3 +55,32 @@ void cursor_next_geq(cursor *c, uint32_t target)
     c->pos = p;
     c->doc = c->docs[p];
 }
+
+void cursor_seek(cursor *c, uint32_t target)
+{
+    uint32_t lo = 0, hi = c->n_blocks;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->blocks[mid].last_doc < target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == c->n_blocks) {
+        c->doc = CURSOR_END;
+        return;
+    }
+    c->block = lo;
+    if (c->decoded != lo)
+        decode(c, lo);
+    uint32_t a = 0, b = c->count - 1; /* docs[b] = last_doc >= target */
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (c->docs[mid] < target)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    c->pos = a;
+    c->doc = c->docs[a];
+}

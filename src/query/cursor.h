@@ -27,6 +27,8 @@ typedef struct {
 void cursor_init(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_t *decodes);
 /* Moves to the first posting with doc >= target (CURSOR_END if none). */
 void cursor_next_geq(cursor *c, uint32_t target);
+/* The same, but target may lie before the current position (random access by binary search). */
+void cursor_seek(cursor *c, uint32_t target);
 
 static inline uint32_t cursor_score(const cursor *c)
 {

@@ -24,7 +24,11 @@ void splade_searcher_free(splade_searcher *s)
     free(s->order);
     free(s->ub_prefix);
     free(s->bm);
+    free(s->terms);
     free(s->acc);
+    free(s->range_ub);
+    free(s->range_ids);
+    free(s->range_heap);
     free(s->heap);
     free(s);
 }
@@ -36,12 +40,14 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         free(s->order);
         free(s->ub_prefix);
         free(s->bm);
+        free(s->terms);
+        s->terms = malloc((size_t)n * sizeof *s->terms);
         s->cursors = malloc((size_t)n * sizeof *s->cursors);
         s->order = malloc((size_t)n * sizeof *s->order);
         s->ub_prefix = malloc((size_t)n * sizeof *s->ub_prefix);
         s->bm = malloc((size_t)n * sizeof *s->bm);
         s->cap = n;
-        if (!s->cursors || !s->order || !s->ub_prefix || !s->bm) {
+        if (!s->cursors || !s->order || !s->ub_prefix || !s->bm || !s->terms) {
             s->cap = 0;
             return splade_fail(SPLADE_ERR_NOMEM, "searcher for %d terms", n);
         }
@@ -52,6 +58,14 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         s->heap_cap = s->heap ? k : 0;
         if (!s->heap)
             return splade_fail(SPLADE_ERR_NOMEM, "top-%d heap", k);
+    }
+    if (algo == SPLADE_ALGO_BMP && !s->range_ub) {
+        size_t n_ranges = ((size_t)splade_index_get_info(s->ix)->n_docs >> SPLADE_RANGE_SHIFT) + 1;
+        s->range_ub = malloc(n_ranges * sizeof *s->range_ub);
+        s->range_ids = malloc((n_ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
+        s->range_heap = malloc(n_ranges * sizeof *s->range_heap);
+        if (!s->range_ub || !s->range_ids || !s->range_heap)
+            return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
     }
     if (algo == SPLADE_ALGO_TAAT && !s->acc) {
         s->acc = calloc((size_t)splade_index_get_info(s->ix)->n_docs + 1, sizeof *s->acc);
@@ -65,7 +79,7 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
                   int *n_hits)
 {
     *n_hits = 0;
-    if (k < 0 || !q || (algo != SPLADE_ALGO_BMM && algo != SPLADE_ALGO_MAXSCORE && algo != SPLADE_ALGO_TAAT))
+    if (k < 0 || !q || (unsigned)algo > SPLADE_ALGO_WMAXSCORE)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_search: bad arguments (k=%d)", k);
     int rc = reserve(s, q->n, k, algo);
     if (rc < 0 || k == 0)
@@ -74,12 +88,18 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
     for (int32_t i = 0; i < q->n; i++) {
         splade_term_postings tp;
         splade_index_postings(s->ix, q->terms[i], &tp);
-        if (tp.n_postings && q->impacts[i])
+        if (tp.n_postings && q->impacts[i]) {
+            s->terms[n] = q->terms[i];
             cursor_init(&s->cursors[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
+        }
     }
     topk t = {s->heap, 0, k};
     if (algo == SPLADE_ALGO_TAAT)
         splade_taat(s, n, &t);
+    else if (algo == SPLADE_ALGO_WMAXSCORE)
+        splade_wmaxscore(s, n, &t);
+    else if (algo == SPLADE_ALGO_BMP)
+        splade_bmp(s, s->terms, n, &t);
     else
         splade_maxscore(s, n, &t, algo == SPLADE_ALGO_BMM);
     *n_hits = topk_sorted(&t, hits);

@@ -12,8 +12,12 @@ struct splade_searcher {
     cursor **order;        /* cursors by ascending upper bound */
     uint64_t *ub_prefix;   /* ub_prefix[i] = sum of the i+1 smallest upper bounds */
     uint32_t *bm;          /* block-max bounds of the non-essential lists for one candidate */
+    int32_t *terms;        /* term of each cursor */
     int cap;               /* terms the arrays above hold */
     uint32_t *acc;         /* TAAT accumulators, one per document (allocated on first use) */
+    uint32_t *range_ub;    /* BMP: score bound per doc-id range, and scratch (allocated on first use) */
+    uint32_t *range_ids;
+    uint64_t *range_heap;
     splade_hit *heap;
     int heap_cap;
     splade_search_stats stats;
@@ -22,5 +26,7 @@ struct splade_searcher {
 /* Each fills t from the query's n cursors (already initialized). */
 void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max);
 void splade_taat(splade_searcher *s, int n, topk *t);
+void splade_wmaxscore(splade_searcher *s, int n, topk *t);
+void splade_bmp(splade_searcher *s, const int32_t *terms, int n, topk *t);
 
 #endif

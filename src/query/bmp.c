@@ -1,0 +1,86 @@
+/* BMP: block-max pruning over doc-id ranges (Mallia, Suel, Tonellotto, SIGIR 2024), exact mode.
+ * Every range of 2^SPLADE_RANGE_SHIFT consecutive documents gets a score bound, the sum over query
+ * terms of query impact × the term's largest impact in that range (the RANGES section). Ranges are
+ * then scored exactly in decreasing bound order, each with random access into the posting lists,
+ * until the next bound cannot beat the k-th score. The order of (bound desc, range asc) and the
+ * stopping rule keep ties exact: a document enters the heap only if it ranks above the worst kept
+ * hit by (score desc, doc asc). */
+#include <streamvbyte.h>
+#include <streamvbytedelta.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/search_internal.h"
+
+#define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
+
+/* Adds each query term's range maxima into range_ub; returns the number of ranges. */
+static uint32_t range_bounds(splade_searcher *s, const int32_t *terms, int n)
+{
+    uint32_t n_ranges = (splade_index_get_info(s->ix)->n_docs + RANGE_DOCS - 1) / RANGE_DOCS;
+    memset(s->range_ub, 0, (size_t)n_ranges * sizeof *s->range_ub);
+    for (int i = 0; i < n; i++) {
+        splade_term_ranges tr;
+        splade_index_ranges(s->ix, terms[i], &tr);
+        streamvbyte_delta_decode(tr.data + tr.n, s->range_ids, tr.n, 0);
+        uint32_t qw = s->cursors[i].qw;
+        for (uint32_t j = 0; j < tr.n; j++)
+            if (s->range_ids[j] < n_ranges) /* a damaged list must not write outside the array */
+                s->range_ub[s->range_ids[j]] += qw * tr.data[j];
+    }
+    return n_ranges;
+}
+
+/* Max-heap of (bound << 32 | ~range): larger bound first, then lower range id. */
+static void sift(uint64_t *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l] > h[m])
+            m = l;
+        if (r < n && h[r] > h[m])
+            m = r;
+        if (m == i)
+            return;
+        uint64_t x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+static void score_range(splade_searcher *s, int n, uint32_t first, uint32_t n_docs, topk *t)
+{
+    uint32_t acc[RANGE_DOCS] = {0}, end = first + RANGE_DOCS;
+    for (int i = 0; i < n; i++) {
+        cursor *c = &s->cursors[i];
+        cursor_seek(c, first);
+        for (; c->doc < end; cursor_next(c)) {
+            acc[c->doc - first] += cursor_score(c);
+            s->stats.postings_scored++;
+        }
+    }
+    for (uint32_t d = first; d < end && d < n_docs; d++)
+        if (acc[d - first])
+            topk_offer(t, (splade_hit){d, acc[d - first]});
+}
+
+void splade_bmp(splade_searcher *s, const int32_t *terms, int n, topk *t)
+{
+    uint32_t n_ranges = range_bounds(s, terms, n), m = 0;
+    for (uint32_t r = 0; r < n_ranges; r++)
+        if (s->range_ub[r])
+            s->range_heap[m++] = (uint64_t)s->range_ub[r] << 32 | (UINT32_MAX - r);
+    for (uint32_t i = m / 2; i-- > 0;)
+        sift(s->range_heap, m, i);
+    uint32_t n_docs = splade_index_get_info(s->ix)->n_docs;
+    while (m > 0) {
+        uint64_t top = s->range_heap[0];
+        uint32_t bound = (uint32_t)(top >> 32), first = (UINT32_MAX - (uint32_t)top) * RANGE_DOCS;
+        if (t->n == t->k && (bound < t->h[0].score || (bound == t->h[0].score && first > t->h[0].doc)))
+            break; /* no document of this or any later range can rank above the worst kept hit */
+        s->range_heap[0] = s->range_heap[--m];
+        sift(s->range_heap, m, 0);
+        score_range(s, n, first, n_docs, t);
+    }
+}
