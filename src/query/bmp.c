@@ -24,9 +24,15 @@ static uint32_t range_bounds(splade_searcher *s, const int32_t *terms, int n)
         splade_index_ranges(s->ix, terms[i], &tr);
         streamvbyte_delta_decode(tr.data + tr.n, s->range_ids, tr.n, 0);
         uint32_t qw = s->cursors[i].qw;
-        for (uint32_t j = 0; j < tr.n; j++)
-            if (s->range_ids[j] < n_ranges) /* a damaged list must not write outside the array */
-                s->range_ub[s->range_ids[j]] += qw * tr.data[j];
+        uint64_t *present = s->range_bits + (size_t)i * s->range_words;
+        memset(present, 0, s->range_words * sizeof *present);
+        for (uint32_t j = 0; j < tr.n; j++) {
+            uint32_t r = s->range_ids[j];
+            if (r < n_ranges) { /* a damaged list must not write outside the arrays */
+                s->range_ub[r] += qw * tr.data[j];
+                present[r >> 6] |= 1ull << (r & 63);
+            }
+        }
     }
     return n_ranges;
 }
@@ -51,8 +57,10 @@ static void sift(uint64_t *h, uint32_t n, uint32_t i)
 
 static void score_range(splade_searcher *s, int n, uint32_t first, uint32_t n_docs, topk *t)
 {
-    uint32_t acc[RANGE_DOCS] = {0}, end = first + RANGE_DOCS;
+    uint32_t acc[RANGE_DOCS] = {0}, end = first + RANGE_DOCS, r = first / RANGE_DOCS;
     for (int i = 0; i < n; i++) {
+        if (!(s->range_bits[(size_t)i * s->range_words + (r >> 6)] >> (r & 63) & 1))
+            continue; /* the term has no posting in this range */
         cursor *c = &s->cursors[i];
         cursor_seek(c, first);
         for (; c->doc < end; cursor_next(c)) {

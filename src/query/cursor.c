@@ -58,6 +58,21 @@ void cursor_next_geq(cursor *c, uint32_t target)
 
 void cursor_seek(cursor *c, uint32_t target)
 {
+    uint32_t d = c->decoded;
+    if (d != UINT32_MAX && c->blocks[d].last_doc >= target && (d == 0 || c->blocks[d - 1].last_doc < target)) {
+        c->block = d; /* target inside the decoded block: no metadata search, no decoding */
+        uint32_t a = 0, b = c->count - 1;
+        while (a < b) {
+            uint32_t mid = (a + b) / 2;
+            if (c->docs[mid] < target)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        c->pos = a;
+        c->doc = c->docs[a];
+        return;
+    }
     uint32_t lo = 0, hi = c->n_blocks;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;

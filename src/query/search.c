@@ -29,6 +29,7 @@ void splade_searcher_free(splade_searcher *s)
     free(s->range_ub);
     free(s->range_ids);
     free(s->range_heap);
+    free(s->range_bits);
     free(s->heap);
     free(s);
 }
@@ -66,6 +67,14 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         s->range_heap = malloc(n_ranges * sizeof *s->range_heap);
         if (!s->range_ub || !s->range_ids || !s->range_heap)
             return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
+        s->range_words = (uint32_t)(n_ranges / 64 + 1);
+    }
+    if (algo == SPLADE_ALGO_BMP && n > s->range_bits_cap) {
+        free(s->range_bits);
+        s->range_bits = malloc((size_t)n * s->range_words * sizeof *s->range_bits);
+        s->range_bits_cap = s->range_bits ? n : 0;
+        if (!s->range_bits)
+            return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
     }
     if (algo == SPLADE_ALGO_TAAT && !s->acc) {
         s->acc = calloc((size_t)splade_index_get_info(s->ix)->n_docs + 1, sizeof *s->acc);

@@ -18,6 +18,9 @@ struct splade_searcher {
     uint32_t *range_ub;    /* BMP: score bound per doc-id range, and scratch (allocated on first use) */
     uint32_t *range_ids;
     uint64_t *range_heap;
+    uint64_t *range_bits;  /* per query term, a bitmap of the ranges it occurs in */
+    uint32_t range_words;  /* 64-bit words per bitmap */
+    int range_bits_cap;    /* terms the bitmaps hold */
     splade_hit *heap;
     int heap_cap;
     splade_search_stats stats;
