@@ -17,6 +17,7 @@
 #include "splade/lmhead.h"
 #include "splade/model.h"
 #include "encoder/forward_cpu.h"
+#include "lmhead_fused/lmhead_cpu_internal.h"
 #include "model_fixture.h"
 
 #define TINY "cache/splade-tiny"
@@ -268,14 +269,13 @@ static void check_head(int B, const int32_t *st, const int32_t *len, int rows, i
         double e = fabs(out[i] - ref[i]) / (1.0 + fabs(ref[i]));
         worst = e > worst ? e : worst;
     }
-    printf("  lmhead B=%d D=%d V=%d rows=%d: max rel err %.2e\n", B, D, V, rows, worst);
+    printf("  lmhead B=%d D=%d V=%d rows=%d threads=%d: max rel err %.2e\n", B, D, V, rows, threads, worst);
     assert_true(worst < 2e-5);
     free(H), free(W), free(bias), free(out), free(ref);
 }
 
-static void test_lmhead_cpu(void **state)
+static void lmhead_cases(void)
 {
-    (void)state;
     /* B=1, a query-sized sequence; V not a multiple of the 2048-row tile. */
     check_head(1, (int32_t[]){0}, (int32_t[]){32}, 32, 48, 4099, 1);
     /* Packed variable lengths, one sequence of a single row. */
@@ -286,6 +286,20 @@ static void test_lmhead_cpu(void **state)
     /* A sequence longer than the 1024-row gemm group. */
     check_head(2, (int32_t[]){0, 1500}, (int32_t[]){1500, 700}, 2200, 8, 257, 0);
     check_head(1, (int32_t[]){0}, (int32_t[]){1}, 1, 1, 1, 1);
+    /* More tiles than threads, 3 threads; lengths around the AVX-512 kernel's 16/32-row blocks. */
+    check_head(5, (int32_t[]){0, 16, 33, 65, 66}, (int32_t[]){16, 17, 32, 1, 31}, 97, 24, 7000, 3);
+}
+
+/* Both CPU paths: the AVX-512 fused kernel (where the CPU has it) and OpenBLAS + tile max. */
+static void test_lmhead_cpu(void **state)
+{
+    (void)state;
+    printf("  AVX-512 kernel %s\n", splade_lmhead_cpu_avx512_usable() ? "in use" : "not available here");
+    lmhead_cases();
+    splade_lmhead_cpu_force_blas(1);
+    assert_false(splade_lmhead_cpu_avx512_usable());
+    lmhead_cases();
+    splade_lmhead_cpu_force_blas(0);
     float x = 0;
     assert_int_equal(splade_lmhead_cpu(&x, (int32_t[]){0}, (int32_t[]){-1}, 1, 1, &x, &x, 1, &x, 1),
                      SPLADE_ERR_INVALID_ARG);
