@@ -6,7 +6,7 @@
 # Logs and JSON go to $OUT (<= 8 files). Aim: <= ~5 minutes in all.
 #
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 150),
-# SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab tile rows),
+# SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab tile rows), NCU=1 (profile),
 # GIT_COMMIT (when .git did not travel).
 set -u
 OUT=${OUT:-/tmp/splade-gpu-out}
@@ -22,7 +22,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 
 # The device image may lack the Debian -dev packages the Makefile wants (and has no network
 # for apt): then build against the carried .gpu/lm-sysroot.tar.gz (headers + shared libs of
-# cmocka, jansson, utf8proc, streamvbyte, openblas; an empty libcurl stub, nothing calls it).
+# cmocka, jansson, utf8proc, streamvbyte, openblas; libcurl comes from the system).
 MK_CC=""; MK_LD=""
 missing=""
 for h in cmocka.h jansson.h utf8proc.h streamvbyte.h x86_64-linux-gnu/openblas-pthread/cblas.h; do
@@ -88,7 +88,8 @@ timeout 150 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/benc
 if [ "${SKIP_LAB:-0}" != 1 ]; then
     # kernel_lab rows: each wgmma tile forced, and the raster group off (group = B), one shape each
     for spec in "32 256 30522 128x256 0" "32 256 30522 192x256 0" "32 256 30522 256x128 0" \
-                "128 256 30522 192x256 0" "128 256 30522 192x256 128" "256 128 30522 256x128 256"; do
+                "128 256 30522 192x256 0" "128 256 30522 192x256 128" "256 128 30522 256x128 0" \
+                "256 128 30522 192x256p2 0" "32 256 30522 192x256 0"; do
         set -- $spec
         say "lab: B=$1 S=$2 V=$3 tile $4 group ${5}"
         if [ "$5" = 0 ]; then unset SPLADE_LMHEAD_GROUP; else export SPLADE_LMHEAD_GROUP=$5; fi
@@ -96,6 +97,17 @@ if [ "${SKIP_LAB:-0}" != 1 ]; then
             2>&1 | grep -E ' fused ' | sed "s/^/lab tile=$4 group=$5: /" | tee -a "$OUT/bench_lmhead.txt"
         unset SPLADE_LMHEAD_GROUP
     done
+fi
+
+if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
+    # one profiled launch of the fused kernel at B=32 S=256 V=30522: is it the L2 or the tensor pipe?
+    say "ncu: fused kernel, B=32 S=256 V=30522"
+    timeout 120 ncu --kernel-name regex:lmhead_wgmma --launch-skip 3 --launch-count 1 --section SpeedOfLight \
+        --metrics lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,gpu__time_duration.sum \
+        "$BUILD/splade-index" bench-lmhead --B 32 --S 256 --V 30522 >"$OUT/.ncu" 2>&1 || say "  ncu failed"
+    grep -vE '^(B |32 )' "$OUT/.ncu" | grep -E 'lts__|dram__|sm__|smsp__|gpu__time|Throughput|Duration|==PROF==|Error' \
+        | tee -a "$OUT/bench_lmhead.txt"
+    rm -f "$OUT/.ncu"
 fi
 
 if [ "${SKIP_PEER:-0}" != 1 ] && [ -f .gpu/torch_splade_peer.py ]; then

@@ -253,17 +253,17 @@ static void run_case(const tcase *tc)
     else
         unsetenv("SPLADE_LMHEAD_GROUP");
     /* runs: fused auto, mma.sync, each wgmma tile (forced through the planner's env knob), naive */
-    const char *names[6] = {"fused(auto)", "fused(mma.sync)", "wgmma 128x256", "wgmma 192x256", "wgmma 256x128",
-                            "naive"};
-    const char *tiles[6] = {NULL, NULL, "128x256", "192x256", "256x128", NULL};
-    for (int k = 0; k < 6; k++) {
+    const char *names[7] = {"fused(auto)", "fused(mma.sync)", "wgmma 128x256", "wgmma 192x256", "wgmma 256x128",
+                            "wgmma 192x256p2", "naive"};
+    const char *tiles[7] = {NULL, NULL, "128x256", "192x256", "256x128", "192x256p2", NULL};
+    for (int k = 0; k < 7; k++) {
         splade_lmhead_plan pl = {0};
         const splade_fused_path path = k == 0 ? SPLADE_FUSED_AUTO : k == 1 ? SPLADE_FUSED_MMA_SYNC : SPLADE_FUSED_WGMMA;
         if (tiles[k])
             setenv("SPLADE_LMHEAD_WGMMA_TILE", tiles[k], 1);
         else
             unsetenv("SPLADE_LMHEAD_WGMMA_TILE");
-        if (k < 5) {
+        if (k < 6) {
             int st = splade_lmhead_fused_plan(path, &a, &pl);
             if (k >= 2 && st == SPLADE_ERR_UNSUPPORTED) {
                 print_message("    [lmhead_gpu]   %-16s not available on this device/build\n", names[k]);
@@ -272,7 +272,7 @@ static void run_case(const tcase *tc)
             assert_int_equal(st, SPLADE_OK);
         }
         CK(cudaMemset(dout, 0xff, sizeof(float) * (size_t)B * V)); /* poison: NaN */
-        int st = k < 5 ? splade_lmhead_gpu_fused(path, &a, NULL)
+        int st = k < 6 ? splade_lmhead_gpu_fused(path, &a, NULL)
                        : splade_lmhead_gpu(SPLADE_LMHEAD_NAIVE, &a, dws, ws_bytes, g_cublas, NULL);
         if (st)
             fail_msg("%s: %s (%s)", names[k], splade_strerror(st), splade_error_detail());
@@ -302,11 +302,11 @@ static void run_case(const tcase *tc)
                     nz_mismatch++;
             }
         const double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-        const double tol = k < 5 ? 1e-3 : 1e-2;
+        const double tol = k < 6 ? 1e-3 : 1e-2;
         print_message("    [lmhead_gpu]   %-16s tile %dx%d split %d: rel-L2 %.2e max|err| %.2e nonzero %zu "
                       "mismatch %zu unwritten %zu\n",
                       names[k], pl.bm, pl.bn, pl.nsplit, rel, maxerr, nz, nz_mismatch, unwritten);
-        if (k < 5)
+        if (k < 6)
             print_message("    [lmhead_gpu]   %-16s (raster group %d, %d units, grid %d)\n", "", pl.group, pl.units,
                           pl.grid);
         if (unwritten || negative)

@@ -79,23 +79,42 @@ __device__ __forceinline__ void store_out(const Problem &p, int b, int v, float 
 
 struct Unit {
     int vt, b, t0, t1, row0, len;
+    int b1, row1, len1; /* PACK2: the second sequence (hidden rows 128..255 of the tile) */
 };
 
 /* Unit order: sequences in groups of p.group; inside a group b is fastest, then the slice,
  * then the vocabulary tile. A wave of the persistent grid then covers a few vocabulary tiles x
  * the group's sequences, so H of a group is read from DRAM about once and W once per group. */
-template <int BN> __device__ __forceinline__ Unit decode_unit(const Problem &p, int u)
+/* PACK2 (sequences of <= 128 tokens, BN = 256): a unit holds two sequences, b = 2*item
+ * in hidden rows 0..127 and b1 = b + 1 in rows 128..255, one row tile, no slices; "items"
+ * below are then pairs, and p.group counts pairs. */
+template <int BN, bool PACK2> __device__ __forceinline__ Unit decode_unit(const Problem &p, int u)
 {
     Unit x;
-    const int per_seq = p.nvt * p.nsplit;
-    const int g = u / (p.group * per_seq);
-    const int b0 = g * p.group;
-    const int gs = min(p.group, p.B - b0);
-    const int rem = u - b0 * per_seq;
-    x.b = b0 + rem % gs;
+    const int nitems = PACK2 ? (p.B + 1) / 2 : p.B;
+    const int per_item = p.nvt * p.nsplit;
+    const int g = u / (p.group * per_item);
+    const int i0 = g * p.group;
+    const int gs = min(p.group, nitems - i0);
+    const int rem = u - i0 * per_item;
+    const int item = i0 + rem % gs;
     const int rest = rem / gs;
     const int sp = rest % p.nsplit;
     x.vt = rest / p.nsplit;
+    if (PACK2) {
+        x.b = 2 * item;
+        x.b1 = x.b + 1;
+        x.len = p.seq_len[x.b];
+        x.row0 = p.seq_start[x.b];
+        x.len1 = x.b1 < p.B ? p.seq_len[x.b1] : 0;
+        x.row1 = x.b1 < p.B ? p.seq_start[x.b1] : 0;
+        x.t0 = 0;
+        x.t1 = (x.len > 0 || x.len1 > 0) ? 1 : 0;
+        return x;
+    }
+    x.b = item;
+    x.b1 = -1;
+    x.row1 = x.len1 = 0;
     x.len = p.seq_len[x.b];
     x.row0 = p.seq_start[x.b];
     const int nt = x.len > 0 ? (x.len + BN - 1) / BN : 0;
@@ -109,14 +128,14 @@ template <int BN> __device__ __forceinline__ Unit decode_unit(const Problem &p, 
 /* The producer cursor: issues the cp.async copies of K chunk after K chunk of this block's
  * work, skipping units with no rows, and commits one group per call (empty when done) so
  * that cp.async.wait_group counts stay uniform. All NT threads call it together. */
-template <int BM, int BN, int NT> struct Loader {
+template <int BM, int BN, int NT, bool PACK2 = false> struct Loader {
     int u, rt, kc, done;
     Unit x;
 
     __device__ __forceinline__ void seek(const Problem &p)
     {
         while (u < p.nunits) {
-            x = decode_unit<BN>(p, u);
+            x = decode_unit<BN, PACK2>(p, u);
             if (x.t1 > x.t0) {
                 rt = x.t0;
                 kc = 0;
@@ -151,8 +170,18 @@ template <int BM, int BN, int NT> struct Loader {
             for (int i = 0; i < (BN * 8 + NT - 1) / NT; i++) {
                 const int r = r0 + i * (NT / 8);
                 if ((BN * 8) % NT == 0 || r < BN) {
-                    const int s = min(rt * BN + r, x.len - 1);
-                    cp_async16(sB + swz(r, c), p.H + (size_t)(x.row0 + s) * p.D + ks, bytes);
+                    if (PACK2) {
+                        /* half of the tile per sequence; an empty sequence reads nothing (zeros) */
+                        const bool hi = r >= BN / 2;
+                        const int len = hi ? x.len1 : x.len;
+                        const int s = min(r & (BN / 2 - 1), len - 1);
+                        const int nb = len > 0 ? bytes : 0;
+                        const __nv_bfloat16 *src = nb ? p.H + (size_t)((hi ? x.row1 : x.row0) + s) * p.D + ks : p.H;
+                        cp_async16(sB + swz(r, c), src, nb);
+                    } else {
+                        const int s = min(rt * BN + r, x.len - 1);
+                        cp_async16(sB + swz(r, c), p.H + (size_t)(x.row0 + s) * p.D + ks, bytes);
+                    }
                 }
             }
             if (++kc == p.KC) {

@@ -35,17 +35,17 @@ struct DevInfo {
 };
 
 /* The wgmma tiles (vocabulary rows x hidden rows) and their kernels. */
-enum WgTile { WG_128x256 = 0, WG_192x256 = 1, WG_256x128 = 2 };
-template <int NWG, int WGM, int BN> int wg_set_smem()
+enum WgTile { WG_128x256 = 0, WG_192x256 = 1, WG_256x128 = 2, WG_192x256_PACK2 = 3 };
+template <int NWG, int WGM, int BN, bool PACK2 = false> int wg_set_smem()
 {
-    CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<NWG, WGM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<NWG, WGM, BN, PACK2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   WgCfg<NWG, WGM, BN>::SMEM));
     return SPLADE_OK;
 }
-template <int NWG, int WGM, int BN> void wg_launch(int grid, const Problem &pr, cudaStream_t stream)
+template <int NWG, int WGM, int BN, bool PACK2 = false> void wg_launch(int grid, const Problem &pr, cudaStream_t stream)
 {
     using C = WgCfg<NWG, WGM, BN>;
-    lmhead_wgmma_kernel<NWG, WGM, BN><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
+    lmhead_wgmma_kernel<NWG, WGM, BN, PACK2><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
 }
 DevInfo g_dev[64];
 
@@ -82,7 +82,8 @@ int dev_info(DevInfo **out)
         CUDA_TRY(cudaDeviceGetAttribute(&t.l2, cudaDevAttrL2CacheSize, dev));
         if (t.wgmma) {
             int st;
-            if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()))
+            if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()) ||
+                (st = wg_set_smem<3, 1, 256, true>()))
                 return st;
         }
         t.ready = 1;
@@ -111,12 +112,11 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
                            "and a build with sm_90a code");
     int bm, bn, slots, tile = -1;
     if (path == SPLADE_FUSED_WGMMA) {
-        /* 192x256 (3 consumer warpgroups) moves the fewest L2 bytes per FLOP; 256x128 when
-         * sequences are <= 128 long (a 256-row tile would be half padding).
-         * SPLADE_LMHEAD_WGMMA_TILE=128x256|192x256|256x128 overrides (benchmarks). */
+        /* 192x256 (3 consumer warpgroups) moves the fewest L2 bytes per FLOP. Sequences of
+         * <= 128 tokens go two to a 256-row tile (PACK2: a segmented max over the halves).
+         * SPLADE_LMHEAD_WGMMA_TILE=128x256|192x256|256x128|192x256p2 overrides (benchmarks). */
         const int L = a->max_len > 0 ? a->max_len : 1;
-        const int pad256 = cdiv(L, 256) * 256, pad128 = cdiv(L, 128) * 128;
-        tile = pad128 < pad256 ? WG_256x128 : WG_192x256;
+        tile = L <= 128 ? WG_192x256_PACK2 : WG_192x256;
         const char *env = getenv("SPLADE_LMHEAD_WGMMA_TILE");
         if (env && !strcmp(env, "128x256"))
             tile = WG_128x256;
@@ -124,7 +124,12 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
             tile = WG_192x256;
         else if (env && !strcmp(env, "256x128"))
             tile = WG_256x128;
-        bm = tile == WG_128x256 ? 128 : tile == WG_192x256 ? 192 : 256;
+        else if (env && !strcmp(env, "192x256p2")) {
+            if (L > 128)
+                return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: tile 192x256p2 needs max_len <= 128");
+            tile = WG_192x256_PACK2;
+        }
+        bm = tile == WG_128x256 ? 128 : tile == WG_256x128 ? 256 : 192;
         bn = tile == WG_256x128 ? 128 : 256;
         slots = di->sms;
     } else {
@@ -132,9 +137,10 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
         bn = MMA_BN;
         slots = di->sms * di->mma_blocks;
     }
+    const int pack2 = tile == WG_192x256_PACK2;
     const int nvt = cdiv(a->V, bm);
-    const int ntmax = a->max_len > 0 ? cdiv(a->max_len, bn) : 1;
-    const long long base = (long long)nvt * a->B;
+    const int ntmax = (a->max_len > 0 && !pack2) ? cdiv(a->max_len, bn) : 1;
+    const long long base = (long long)nvt * (pack2 ? (a->B + 1) / 2 : a->B); /* units per slice */
     int best_split = 1, best_tps = ntmax;
     double best_eff = 0;
     for (int ns = 1; ns <= ntmax; ns++) {
@@ -169,7 +175,8 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
     const char *genv = getenv("SPLADE_LMHEAD_GROUP"); /* override (tests, benchmarks) */
     if (genv && atoi(genv) > 0)
         group = atoi(genv);
-    group = group < 1 ? 1 : group > a->B ? a->B : group;
+    const int nitems = pack2 ? (a->B + 1) / 2 : a->B; /* PACK2: the group counts pairs */
+    group = group < 1 ? 1 : group > nitems ? nitems : group;
     pl->group = group;
     if (pr) {
         pr->H = static_cast<const __nv_bfloat16 *>(a->H);
@@ -206,6 +213,8 @@ int fused_run(splade_fused_path want, const splade_lmhead_args *a, cudaStream_t 
             wg_launch<2, 1, 256>(pl.grid, pr, stream);
         else if (pl.tile == WG_192x256)
             wg_launch<3, 1, 256>(pl.grid, pr, stream);
+        else if (pl.tile == WG_192x256_PACK2)
+            wg_launch<3, 1, 256, true>(pl.grid, pr, stream);
         else
             wg_launch<2, 2, 128>(pl.grid, pr, stream);
     } else {

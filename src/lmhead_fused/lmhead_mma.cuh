@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(MMA_THREADS, 2) lmhead_mma_kernel(const Proble
 
     int c = 0; /* K chunks consumed by this block */
     for (int u = blockIdx.x; u < p.nunits; u += gridDim.x) {
-        const Unit x = decode_unit<MMA_BN>(p, u);
+        const Unit x = decode_unit<MMA_BN, false>(p, u);
         float rm[4][2];
 #pragma unroll
         for (int i = 0; i < 4; i++)

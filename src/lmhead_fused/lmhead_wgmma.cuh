@@ -123,7 +123,7 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint
 }
 #endif
 
-template <int NWG, int WGM, int BN>
+template <int NWG, int WGM, int BN, bool PACK2 = false>
 __global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Problem p)
 {
 #ifdef SPLADE_WGMMA_ENABLED
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Proble
     const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
 
-    Loader<C::BM, BN, C::THREADS> ld;
+    Loader<C::BM, BN, C::THREADS, PACK2> ld;
     ld.init(p);
 #pragma unroll
     for (int s = 0; s < C::STAGES - 2; s++)
@@ -141,11 +141,11 @@ __global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Proble
     float d[WGM][BN / 2];
     int c = 0;
     for (int u = blockIdx.x; u < p.nunits; u += gridDim.x) {
-        const Unit x = decode_unit<BN>(p, u);
-        float rm[WGM][2];
+        const Unit x = decode_unit<BN, PACK2>(p, u);
+        float rm[WGM][2][2]; /* [m64 slice][sequence half (PACK2)][accumulator row] */
 #pragma unroll
         for (int m = 0; m < WGM; m++)
-            rm[m][0] = rm[m][1] = -INFINITY;
+            rm[m][0][0] = rm[m][0][1] = rm[m][1][0] = rm[m][1][1] = -INFINITY;
         for (int rt = x.t0; rt < x.t1; rt++) {
             for (int kc = 0; kc < p.KC; kc++, c++) {
                 cp_async_wait<C::STAGES - 3>();
@@ -179,22 +179,30 @@ __global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Proble
                 fence_regs(d[m]);
 #pragma unroll
                 for (int i = 0; i < BN / 8; i++) {
-                    rm[m][0] = fmaxf(rm[m][0], fmaxf(d[m][4 * i], d[m][4 * i + 1]));
-                    rm[m][1] = fmaxf(rm[m][1], fmaxf(d[m][4 * i + 2], d[m][4 * i + 3]));
+                    const int h2 = (PACK2 && i >= BN / 16) ? 1 : 0; /* columns 8i..8i+7 */
+                    rm[m][h2][0] = fmaxf(rm[m][h2][0], fmaxf(d[m][4 * i], d[m][4 * i + 1]));
+                    rm[m][h2][1] = fmaxf(rm[m][h2][1], fmaxf(d[m][4 * i + 2], d[m][4 * i + 3]));
                 }
             }
         }
 #pragma unroll
-        for (int m = 0; m < WGM; m++)
+        for (int h2 = 0; h2 < (PACK2 ? 2 : 1); h2++) {
+            const int b = h2 ? x.b1 : x.b;
+            const int len = h2 ? x.len1 : x.len;
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                float v = rm[m][h];
-                v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-                v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-                const int col = x.vt * C::BM + (wg * WGM + m) * 64 + wq * 16 + h * 8 + (lane >> 2);
-                if ((lane & 3) == 0 && col < p.V)
-                    store_out(p, x.b, col, v);
-            }
+            for (int m = 0; m < WGM; m++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    float v = rm[m][h2][h];
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+                    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+                    if (PACK2 && len <= 0)
+                        v = -INFINITY; /* an empty sequence's half held zeros */
+                    const int col = x.vt * C::BM + (wg * WGM + m) * 64 + wq * 16 + h * 8 + (lane >> 2);
+                    if ((lane & 3) == 0 && col < p.V && b < p.B)
+                        store_out(p, b, col, v);
+                }
+        }
     }
     cp_async_wait<0>();
 #endif
