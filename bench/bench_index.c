@@ -206,6 +206,7 @@ static double max_rss_mb(void)
 int main(int argc, char **argv)
 {
     params p;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* partial results survive a time limit */
     if (parse(argc, argv, &p) < 0) {
         fprintf(stderr, "usage: bench_index [--docs N] [--queries N] [--k N] [--topics T] [--zipf S] [--dir DIR]\n");
         return 2;
