@@ -8,9 +8,9 @@
  * (WGM=2, BN=128, for sequences of <= 128 tokens). 128 fp32 accumulators a thread either way.
  *
  * Pipeline per K chunk c: wait for chunk c's copies, fence.proxy.async (cp.async writes are
- * generic-proxy, wgmma reads async-proxy), __syncthreads, issue copies of chunk c+STAGES-2
- * into the slot chunk c-2 used (every warpgroup finished it: wgmma.wait_group 1 below ran
- * before this barrier), then 4 k16 steps of wgmma, commit, wait_group 1 (one group in flight).
+ * generic-proxy, wgmma reads async-proxy), __syncthreads, 4 k16 steps of wgmma, commit, then
+ * issue the copies of chunk c+STAGES-2 into the slot chunk c-2 used (every warpgroup finished
+ * it: its wgmma.wait_group 1 ran before the barrier), then wait_group 1 (one group in flight).
  * Accumulators fold into the running max after wait_group 0 at the end of each row tile. */
 #ifndef SPLADE_LMHEAD_WGMMA_CUH
 #define SPLADE_LMHEAD_WGMMA_CUH
@@ -151,8 +151,6 @@ __global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Proble
                 cp_async_wait<C::STAGES - 3>();
                 fence_proxy_async();
                 __syncthreads();
-                const int ps = (c + C::STAGES - 2) % C::STAGES;
-                ld.issue(p, smem + ps * C::STAGE, smem + ps * C::STAGE + C::A_BYTES);
                 const uint32_t sA = smem + (c % C::STAGES) * C::STAGE, sB = sA + C::A_BYTES;
                 const uint64_t db = wg_desc(sB);
 #pragma unroll
@@ -168,6 +166,10 @@ __global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Proble
                     }
                 }
                 wg_commit();
+                /* copies of chunk c+STAGES-2 go out while the tensor cores run chunk c (issuing
+                 * them before the wgmma left the tensor pipe idle for the address arithmetic) */
+                const int ps = (c + C::STAGES - 2) % C::STAGES;
+                ld.issue(p, smem + ps * C::STAGE, smem + ps * C::STAGE + C::A_BYTES);
 #pragma unroll
                 for (int m = 0; m < WGM; m++)
                     fence_regs(d[m]);
