@@ -157,7 +157,7 @@ static void docs_run(splade_gpu_encoder *g, const int32_t *lens, const int32_t *
 int main(int argc, char **argv)
 {
     const char *docs = NULL;
-    int iters = 20, quick = 0;
+    int iters = 20, quick = 0, prof_B = 0, prof_S = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--docs") && i + 1 < argc)
             docs = argv[++i];
@@ -165,8 +165,12 @@ int main(int argc, char **argv)
             iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--profile") && i + 2 < argc) {
+            prof_B = atoi(argv[++i]);
+            prof_S = atoi(argv[++i]);
+        }
         else {
-            fprintf(stderr, "usage: %s [--docs FILE] [--iters N] [--quick]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--docs FILE] [--iters N] [--quick] [--profile B S]\n", argv[0]);
             return 2;
         }
     }
@@ -185,17 +189,46 @@ int main(int argc, char **argv)
         return 1;
     }
     float *out = malloc((size_t)256 * V * sizeof *out);
+    if (prof_B > 0) {  /* two forwards at one shape (for ncu), then the encoder's own stage timing */
+        splade_gpu_encoder *g = NULL;
+        int rc = splade_gpu_encoder_create(&m, SPLADE_LMHEAD_FUSED, &g);
+        if (rc != SPLADE_OK)
+            die(rc, "create");
+        int32_t *off = malloc((prof_B + 1) * sizeof *off), *ids = malloc((size_t)prof_B * prof_S * sizeof *ids);
+        uint64_t s = 99;
+        off[0] = 0;
+        for (int b = 0; b < prof_B; b++)
+            off[b + 1] = off[b] + prof_S;
+        for (size_t i = 0; i < (size_t)prof_B * prof_S; i++)
+            ids[i] = 1000 + (int32_t)(rm_next(&s) % (uint64_t)(V - 1000));
+        for (int r = 0; r < 2; r++)
+            if ((rc = run_dev(g, ids, off, prof_B)) != SPLADE_OK)
+                die(rc, "forward");
+        splade_gpu_encoder_set_profile(g, 1);
+        if ((rc = run_dev(g, ids, off, prof_B)) != SPLADE_OK)
+            die(rc, "forward");
+        double pr[SPLADE_GPU_PROF_N];
+        splade_gpu_encoder_profile(g, pr);
+        printf("profile B=%d S=%d L=%d: embed %.3f gemm %.3f attention %.3f norm+gelu %.3f head %.3f copy %.3f ms\n",
+               prof_B, prof_S, L, pr[0], pr[1], pr[2], pr[3], pr[4], pr[5]);
+        splade_gpu_encoder_free(g);
+        free(off), free(ids), free(out);
+        rm_free(&m);
+        return 0;
+    }
     /* variants: {GELU, FFN slice ("" = auto from L2), head}; the first is the default build */
     const struct {
-        const char *gelu, *chunk;
+        const char *gelu, *chunk, *tune;
         int naive;
-    } var[] = {{"erf", "", 0}, {"erf", "0", 0}, {"tanh", "", 0}, {"erf", "", 1}};
+    } var[] = {{"erf", "", "1", 0},    {"erf", "0", "1", 0},  {"erf", "8192", "1", 0},
+               {"erf", "", "0", 0},    {"tanh", "", "1", 0},  {"erf", "", "1", 1}};
     for (int vi = 0; vi < (int)(sizeof var / sizeof var[0]); vi++) {
         setenv("SPLADE_GPU_GELU", var[vi].gelu, 1);
         if (*var[vi].chunk)
             setenv("SPLADE_GPU_FFN_CHUNK", var[vi].chunk, 1);
         else
             unsetenv("SPLADE_GPU_FFN_CHUNK");
+        setenv("SPLADE_GPU_GEMM_TUNE", var[vi].tune, 1);
         const int gm = vi != 0, hk = var[vi].naive;  /* gm: not the default variant */
         {
             const size_t base = used_bytes();
@@ -204,8 +237,9 @@ int main(int argc, char **argv)
             if (rc != SPLADE_OK)
                 die(rc, "create");
             const size_t wbytes = splade_gpu_encoder_weight_bytes(g);
-            printf("\n### bert-base shapes (L=%d), GELU %s, FFN slices %s, LM head %s\n\n", L, var[vi].gelu,
-                   *var[vi].chunk ? "off" : "auto (L2)", hk ? "naive" : "fused");
+            printf("\n### bert-base shapes (L=%d), GELU %s, FFN slices %s, GEMM tuning %s, LM head %s\n\n", L,
+                   var[vi].gelu, *var[vi].chunk ? var[vi].chunk : "auto (L2)", *var[vi].tune == '1' ? "on" : "off",
+                   hk ? "naive" : "fused");
             printf("| shape      |    B |    S |   gpu ms |  docs/s   |   e2e ms | e2e docs/s | embed | gemm  | attn  | "
                    "norm  | head  |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             fixed_shape(g, 32, 256, V, iters, out, "fixed");

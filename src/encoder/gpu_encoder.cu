@@ -19,7 +19,10 @@
  * The FFN runs in token slices sized from the L2 cache (SPLADE_GPU_FFN_CHUNK overrides; 0 = off)
  * so that its [slice, intermediate] activation and the GELU pass over it stay on chip.
  *
- * GEMMs: bf16 in/out, fp32 accumulation (CUBLAS_COMPUTE_32F). Activations bf16, all
+ * GEMMs: bf16 in/out, fp32 accumulation (CUBLAS_COMPUTE_32F). The first time a GEMM shape
+ * (N, K, epilogue) runs on >= 2048 tokens, cuBLASLt's top 8 candidates are timed on the real
+ * operands and the fastest is kept for every later batch size it accepts
+ * (SPLADE_GPU_GEMM_TUNE=0: cuBLASLt's first choice, no timing). Activations bf16, all
  * normalisation and softmax math fp32. Workspaces are sized from the largest batch seen and
  * grow on demand; an allocation failure returns SPLADE_ERR_GPU_OOM and leaves the encoder
  * usable (the caller retries with a smaller batch). */
@@ -54,7 +57,7 @@ namespace {
 constexpr size_t kAlign = 256;  // cuBLASLt's heuristics assume 256-byte aligned operands
 constexpr size_t kLtWorkspace = 32u << 20;
 constexpr int kPlanCache = 24;
-constexpr int kProfEvents = 512;
+constexpr int kProfEvents = 4096;
 
 inline size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -62,6 +65,14 @@ struct LayerW {
     bf16 *qkv_w, *qkv_b, *ao_w, *ao_b, *fi_w, *fi_b, *fo_w, *fo_b;
     float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
 };
+
+struct TunedAlgo {
+    bool used = false;
+    int N = 0, K = 0;
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+    cublasLtMatmulAlgo_t algo;
+};
+constexpr int kTuned = 16;
 
 struct GemmPlan {
     bool used = false;
@@ -109,9 +120,14 @@ struct splade_gpu_encoder {
 
     GemmPlan plans[kPlanCache];
     int plan_next = 0;
+    bool tune = true;  // time cuBLASLt's top candidates once per GEMM shape (SPLADE_GPU_GEMM_TUNE=0: off)
+    TunedAlgo tuned[kTuned];
+    int n_tuned = 0;
+    cudaEvent_t tune_ev[2] = {nullptr, nullptr};
 
     bool prof_on = false;
-    cudaEvent_t ev[kProfEvents];
+    cudaEvent_t ev[kProfEvents] = {};
+    bool prof_ok = true;  // false once an event could not be created
     int ev_cat[kProfEvents / 2];
     int ev_n = 0;
     bool ev_created = false;
@@ -325,7 +341,31 @@ int upload_model(splade_gpu_encoder *g, const splade_model *m)
  * In cuBLASLt's column-major terms: C[N,T] = op(A)·B with A = W seen as [K,N] (TRANSA = T),
  * B = X seen as [K,T]; the bias runs along C's rows = output features. */
 
-int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi, GemmPlan **out)
+/* Times `algo` on the real operands: median-free, best of 2 after one warm-up run; < 0 if it fails. */
+float time_algo(splade_gpu_encoder *g, GemmPlan &p, const cublasLtMatmulAlgo_t &algo, const bf16 *X, const bf16 *W,
+                bf16 *Y)
+{
+    const float one = 1.f, zero = 0.f;
+    float best = -1.f;
+    for (int r = 0; r < 3; r++) {
+        if (cudaEventRecord(g->tune_ev[0], g->stream) != cudaSuccess)
+            return -1.f;
+        if (cublasLtMatmul(g->lt, p.desc, &one, W, p.la, X, p.lb, &zero, Y, p.lc, Y, p.lc, &algo, g->lt_ws,
+                           kLtWorkspace, g->stream) != CUBLAS_STATUS_SUCCESS)
+            return -1.f;
+        float ms = 0;
+        if (cudaEventRecord(g->tune_ev[1], g->stream) != cudaSuccess ||
+            cudaEventSynchronize(g->tune_ev[1]) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, g->tune_ev[0], g->tune_ev[1]) != cudaSuccess)
+            return -1.f;
+        if (r > 0 && (best < 0 || ms < best))
+            best = ms;
+    }
+    return best;
+}
+
+int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi, const bf16 *X, const bf16 *W,
+             const bf16 *bias, bf16 *Y, GemmPlan **out)
 {
     for (GemmPlan &p : g->plans)
         if (p.used && p.T == T && p.N == N && p.K == K && p.epi == epi) {
@@ -354,13 +394,37 @@ int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi,
     size_t ws = kLtWorkspace;
     cublasStatus_t st =
         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    cublasLtMatmulHeuristicResult_t res;
-    int n = 0;
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulAlgoGetHeuristic(g->lt, p.desc, p.la, p.lb, p.lc, p.lc, pref, 1, &res, &n);
-    cublasLtMatmulPreferenceDestroy(pref);
+    if (bias)
+        CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     p.used = true;  // descriptors exist: destroyed on reuse or free
     p.T = T, p.N = N, p.K = K, p.epi = epi;
+    /* Tuned algorithm of this (N, K, epilogue), found at an earlier batch size: reuse it when
+     * cuBLASLt accepts it for this size (no heuristic query, no re-timing per batch size). */
+    TunedAlgo *tu = nullptr;
+    if (g->tune) {
+        for (TunedAlgo &t : g->tuned)
+            if (t.used && t.N == N && t.K == K && t.epi == epi)
+                tu = &t;
+        if (tu) {
+            cublasLtMatmulHeuristicResult_t chk;
+            if (cublasLtMatmulAlgoCheck(g->lt, p.desc, p.la, p.lb, p.lc, p.lc, &tu->algo, &chk) ==
+                    CUBLAS_STATUS_SUCCESS &&
+                chk.workspaceSize <= kLtWorkspace) {
+                cublasLtMatmulPreferenceDestroy(pref);
+                p.algo = tu->algo;
+                *out = &p;
+                return SPLADE_OK;
+            }
+        }
+    }
+    constexpr int kCand = 8;
+    cublasLtMatmulHeuristicResult_t res[kCand];
+    int n = 0;
+    const bool tune_now = g->tune && !tu && T >= 2048 && g->n_tuned < kTuned;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulAlgoGetHeuristic(g->lt, p.desc, p.la, p.lb, p.lc, p.lc, pref, tune_now ? kCand : 1, res,
+                                            &n);
+    cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || n == 0) {
         p.used = false;
         cublasLtMatmulDescDestroy(p.desc);
@@ -371,7 +435,24 @@ int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi,
                            "%s:%d: cublasLtMatmulAlgoGetHeuristic: status %d, %d algorithms for %dx%dx%d",
                            __FILE__, __LINE__, (int)st, n, T, N, K);
     }
-    p.algo = res.algo;
+    int pick = 0;
+    if (tune_now && n > 1) {  // time the candidates on the real operands, keep the fastest
+        float best = -1.f;
+        for (int i = 0; i < n; i++) {
+            float ms = time_algo(g, p, res[i].algo, X, W, Y);
+            if (ms >= 0 && (best < 0 || ms < best))
+                best = ms, pick = i;
+        }
+        (void)cudaGetLastError();
+        if (best < 0)
+            return splade_fail(SPLADE_ERR_CUDA, "%s:%d: no cuBLASLt algorithm ran for %dx%dx%d", __FILE__, __LINE__,
+                               T, N, K);
+    }
+    if (tune_now) {
+        TunedAlgo &t = g->tuned[g->n_tuned++];
+        t.used = true, t.N = N, t.K = K, t.epi = epi, t.algo = res[pick].algo;
+    }
+    p.algo = res[pick].algo;
     *out = &p;
     return SPLADE_OK;
 }
@@ -380,7 +461,7 @@ int gemm(splade_gpu_encoder *g, const bf16 *X, const bf16 *W, const bf16 *bias, 
          cublasLtEpilogue_t epi)
 {
     GemmPlan *p;
-    TRY(plan_for(g, T, N, K, epi, &p));
+    TRY(plan_for(g, T, N, K, epi, X, W, bias, Y, &p));
     if (bias)
         CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     const float one = 1.f, zero = 0.f;
@@ -695,6 +776,8 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
     const char *ge = getenv("SPLADE_GPU_GELU");
     g->gelu_tanh = ge && strcmp(ge, "tanh") == 0;
     g->ffn_chunk = -1;  // decided from the L2 size below
+    if (const char *tn = getenv("SPLADE_GPU_GEMM_TUNE"))
+        g->tune = atoi(tn) != 0;
     if (const char *fc = getenv("SPLADE_GPU_FFN_CHUNK"))
         g->ffn_chunk = atoi(fc) > 0 ? (atoi(fc) + 127) / 128 * 128 : 0;
     int rc = [&]() -> int {
@@ -712,9 +795,8 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
         }
         CUDA_TRY(cudaMalloc(&g->lt_ws, kLtWorkspace));
         TRY(upload_model(g, m));
-        for (int i = 0; i < kProfEvents; i++)
-            CUDA_TRY(cudaEventCreate(&g->ev[i]));
-        g->ev_created = true;
+        CUDA_TRY(cudaEventCreate(&g->tune_ev[0]));
+        CUDA_TRY(cudaEventCreate(&g->tune_ev[1]));
         return SPLADE_OK;
     }();
     if (rc != SPLADE_OK) {
@@ -760,9 +842,13 @@ extern "C" void splade_gpu_encoder_free(splade_gpu_encoder *g)
             cublasLtMatrixLayoutDestroy(p.lb);
             cublasLtMatrixLayoutDestroy(p.lc);
         }
+    for (cudaEvent_t e : g->tune_ev)
+        if (e)
+            cudaEventDestroy(e);
     if (g->ev_created)
         for (int i = 0; i < kProfEvents; i++)
-            cudaEventDestroy(g->ev[i]);
+            if (g->ev[i])
+                cudaEventDestroy(g->ev[i]);
     cudaFree(g->wbuf);
     cudaFree(g->abuf);
     cudaFree(g->meta_d);
@@ -783,8 +869,18 @@ extern "C" void splade_gpu_encoder_free(splade_gpu_encoder *g)
 
 extern "C" void splade_gpu_encoder_set_profile(splade_gpu_encoder *g, int on)
 {
-    if (g)
-        g->prof_on = on != 0 && g->ev_created;
+    if (!g)
+        return;
+    if (on && !g->ev_created) {  // the event pool is made on first use
+        g->ev_created = true;
+        for (int i = 0; i < kProfEvents; i++)
+            if (cudaEventCreate(&g->ev[i]) != cudaSuccess) {
+                (void)cudaGetLastError();
+                g->ev[i] = nullptr;
+                g->prof_ok = false;
+            }
+    }
+    g->prof_on = on != 0 && g->prof_ok;
 }
 
 extern "C" void splade_gpu_encoder_profile(const splade_gpu_encoder *g, double ms[SPLADE_GPU_PROF_N])
