@@ -2,9 +2,11 @@
  * Every range of 2^SPLADE_RANGE_SHIFT consecutive documents gets a score bound, the sum over query
  * terms of query impact × the term's largest impact in that range (the RANGES section). Ranges are
  * then scored exactly in decreasing bound order, each with random access into the posting lists,
- * until the next bound cannot beat the k-th score. The order of (bound desc, range asc) and the
- * stopping rule keep ties exact: a document enters the heap only if it ranks above the worst kept
- * hit by (score desc, doc asc). */
+ * until the next bound cannot beat the k-th score. After the first PRIME ranges have set a good
+ * threshold, the ranges that can still win are scored in ascending id order instead, so the posting
+ * cursors move forward and reuse decoded blocks (each is still skipped if its bound fell below the
+ * k-th score meanwhile). Ties stay exact: a range is dropped only if its bound cannot rank above
+ * the worst kept hit by (score desc, doc asc), and a document enters only if it ranks above it. */
 #include <streamvbyte.h>
 #include <streamvbytedelta.h>
 #include <stdlib.h>
@@ -73,6 +75,34 @@ static void score_range(splade_searcher *s, int n, uint32_t first, uint32_t n_do
             topk_offer(t, (splade_hit){d, acc[d - first]});
 }
 
+#define PRIME 16
+
+static int can_win(const topk *t, uint32_t bound, uint32_t first)
+{
+    return t->n < t->k || bound > t->h[0].score || (bound == t->h[0].score && first < t->h[0].doc);
+}
+
+static int by_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ranges still in the heap that can win, scored in ascending order. */
+static void sweep(splade_searcher *s, int n, uint32_t m, uint32_t n_docs, topk *t)
+{
+    uint32_t *ids = s->range_ids, c = 0; /* free again once the bounds are summed */
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t r = UINT32_MAX - (uint32_t)s->range_heap[i];
+        if (can_win(t, (uint32_t)(s->range_heap[i] >> 32), r * RANGE_DOCS))
+            ids[c++] = r;
+    }
+    qsort(ids, c, sizeof *ids, by_u32);
+    for (uint32_t i = 0; i < c; i++)
+        if (can_win(t, s->range_ub[ids[i]], ids[i] * RANGE_DOCS))
+            score_range(s, n, ids[i] * RANGE_DOCS, n_docs, t);
+}
+
 void splade_bmp(splade_searcher *s, const int32_t *terms, int n, topk *t)
 {
     uint32_t n_ranges = range_bounds(s, terms, n), m = 0;
@@ -82,7 +112,11 @@ void splade_bmp(splade_searcher *s, const int32_t *terms, int n, topk *t)
     for (uint32_t i = m / 2; i-- > 0;)
         sift(s->range_heap, m, i);
     uint32_t n_docs = splade_index_get_info(s->ix)->n_docs;
-    while (m > 0) {
+    for (uint32_t popped = 0; m > 0; popped++) {
+        if (popped == PRIME) {
+            sweep(s, n, m, n_docs, t);
+            return;
+        }
         uint64_t top = s->range_heap[0];
         uint32_t bound = (uint32_t)(top >> 32), first = (UINT32_MAX - (uint32_t)top) * RANGE_DOCS;
         if (t->n == t->k && (bound < t->h[0].score || (bound == t->h[0].score && first > t->h[0].doc)))

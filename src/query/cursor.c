@@ -74,6 +74,13 @@ void cursor_seek(cursor *c, uint32_t target)
         return;
     }
     uint32_t lo = 0, hi = c->n_blocks;
+    if (d != UINT32_MAX && c->blocks[d].last_doc < target) { /* forward: gallop from the decoded block */
+        uint32_t step = 1;
+        lo = d + 1;
+        while (lo + step < c->n_blocks && c->blocks[lo + step].last_doc < target)
+            lo += step, step *= 2;
+        hi = lo + step < c->n_blocks ? lo + step + 1 : c->n_blocks;
+    }
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
         if (c->blocks[mid].last_doc < target)
