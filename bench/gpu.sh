@@ -5,6 +5,15 @@
 # into .gpu/ first), bench/gpu_encoder.sh when present, then a side-by-side table.
 # Logs and JSON go to $OUT (<= 8 files). Aim: <= ~5 minutes in all.
 #
+# The GPU image lacks the -dev packages of cmocka, jansson, utf8proc and streamvbyte (and has no
+# network for apt): carry .gpu/lm-sysroot.tar.gz too. To rebuild it on a Debian/Ubuntu box:
+#   mkdir d sr && cd d && apt-get download libcmocka0 libcmocka-dev libjansson4 libjansson-dev \
+#     libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libutf8proc2 libutf8proc-dev \
+#     libstreamvbyte0 libstreamvbyte-dev libgfortran5 libquadmath0 && cd .. && \
+#   for f in d/*.deb; do dpkg -x $f sr; done && find sr -name '*.a' -delete && rm -rf sr/usr/share && \
+#   tar czf .gpu/lm-sysroot.tar.gz -C sr usr
+# run carry: [".gpu/lm-sysroot.tar.gz", ".gpu/torch_splade_peer.py"] (all of .gpu is over 64 MiB).
+#
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 150),
 # SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab tile rows), NCU=1 (profile),
 # GIT_COMMIT (when .git did not travel).
