@@ -28,6 +28,9 @@
 #include "encoder/gpu_encoder_internal.h"
 #endif
 
+/* Helpers below are used only in CUDA builds (the tests skip otherwise). */
+#define UNUSED_OK __attribute__((unused))
+
 /* ---- float64 reference forward ----------------------------------------------------------- */
 
 static void ref_linear(const double *x, size_t rows, size_t in, const float *W, const float *b, size_t out, double *y)
@@ -62,7 +65,7 @@ static void ref_ln(double *x, size_t rows, size_t H, const float *g, const float
 static double ref_gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
 
 /* hid [T, H]: MLM transform output; dense [B, V] (may be NULL): log1p(relu(max_s logits)). */
-static void ref_forward(const splade_model *m, const int32_t *ids, const int32_t *off, int B, double *hid,
+UNUSED_OK static void ref_forward(const splade_model *m, const int32_t *ids, const int32_t *off, int B, double *hid,
                         double *dense)
 {
     const splade_config c = m->cfg;
@@ -155,7 +158,7 @@ static int gpu_available(void)
     return 1;
 }
 
-static double rel_l2_f(const float *a, const double *ref, size_t n, int *nonfinite)
+UNUSED_OK static double rel_l2_f(const float *a, const double *ref, size_t n, int *nonfinite)
 {
     double num = 0, den = 0;
     *nonfinite = 0;
@@ -178,7 +181,7 @@ static const double *g_sort_key;
 static int cmp_idx(const void *a, const void *b) { return cmp_desc(a, b, g_sort_key); }
 
 /* Fraction of the reference's top-k terms (with weight > 0) found in the GPU's top-k. */
-static double topk_overlap(const float *gpu, const double *ref, int V, int k)
+UNUSED_OK static double topk_overlap(const float *gpu, const double *ref, int V, int k)
 {
     int *ri = malloc(V * sizeof *ri), *gi = malloc(V * sizeof *gi);
     double *gd = malloc(V * sizeof *gd);
@@ -203,7 +206,7 @@ static double topk_overlap(const float *gpu, const double *ref, int V, int k)
     return n ? (double)hit / n : 1.0;
 }
 
-static void make_batch(const int *lens, int B, int V, uint64_t seed, int32_t **ids, int32_t **off)
+UNUSED_OK static void make_batch(const int *lens, int B, int V, uint64_t seed, int32_t **ids, int32_t **off)
 {
     *off = malloc((B + 1) * sizeof **off);
     (*off)[0] = 0;
@@ -405,7 +408,7 @@ static void test_invalid_input(void **state)
 
 
 /* splade-tiny on SciFact documents: GPU vs the fp32 CPU forward, same top-50 terms. */
-static const char *first_file(const char *env, const char *suffix, const char *const *cands, char *buf, size_t n)
+UNUSED_OK static const char *first_file(const char *env, const char *suffix, const char *const *cands, char *buf, size_t n)
 {
     const char *e = getenv(env);
     if (e && *e) {  /* the variable wins; absent there means skip */
@@ -430,7 +433,7 @@ static const char *first_file(const char *env, const char *suffix, const char *c
 
 /* Top-k of the CPU vector equals the GPU's, allowing swaps among terms whose CPU weights lie
  * within `tol` of the k-th weight (near-ties that bf16 rounding may reorder). */
-static void topk_sets(const float *gpu, const float *cpu, int V, int k, double tol, int *strict, int *tolerant)
+UNUSED_OK static void topk_sets(const float *gpu, const float *cpu, int V, int k, double tol, int *strict, int *tolerant)
 {
     double *cd = malloc(V * sizeof *cd), *gd = malloc(V * sizeof *gd);
     int *ci = malloc(V * sizeof *ci), *gi = malloc(V * sizeof *gi);
