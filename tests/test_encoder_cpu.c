@@ -353,12 +353,51 @@ static void test_devices(void **state)
     splade_model_free(m);
 }
 
+/* A memory cap splits batches (the path a real GPU out-of-memory takes) without changing any
+ * vector; a single sequence over the cap is a clear error naming its length. */
+static void test_batch_memory_cap(void **state)
+{
+    (void)state;
+    splade_model *m = tiny_or_skip();
+    static const char *texts[] = {
+        "Vitamin D deficiency is associated with an increased risk of fractures.", "short", "",
+        "Microstructural development of human newborn cerebral white matter assessed in vivo by "
+        "diffusion tensor magnetic resonance imaging.", "p53 mutations in cancer", "a b c d e f g h",
+        "The quick brown fox jumps over the lazy dog near the riverbank at dawn.", "insulin"};
+    enum { N = sizeof texts / sizeof *texts };
+    splade_sparse base[N], capped[N];
+    splade_encoder *e;
+    splade_encoder_opts o = {.device = SPLADE_DEVICE_AUTO, .batch_size = 8, .quiet = 1};
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, N, base, NULL), SPLADE_OK);
+    splade_encoder_free(e);
+    o.max_batch_tokens = 30; /* every text fits alone, no batch of all eight does */
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, N, capped, NULL), SPLADE_OK);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(base[i].n, capped[i].n);
+        for (int j = 0; j < base[i].n; j++) {
+            assert_int_equal(base[i].terms[j], capped[i].terms[j]);
+            assert_float_equal(base[i].weights[j], capped[i].weights[j], 1e-5);
+        }
+        splade_sparse_free(&base[i]), splade_sparse_free(&capped[i]);
+    }
+    splade_encoder_free(e);
+    o.max_batch_tokens = 5;
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, 1, capped, NULL), SPLADE_ERR_GPU_OOM);
+    assert_non_null(strstr(splade_error_detail(), "single sequence of 14 tokens"));
+    splade_encoder_free(e);
+    splade_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_ids),  cmocka_unit_test(test_tiny_text),    cmocka_unit_test(test_rand_ids),
         cmocka_unit_test(test_rand_text), cmocka_unit_test(test_rand_f16_ids), cmocka_unit_test(test_edge_texts),
         cmocka_unit_test(test_options),   cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_batch_memory_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,9 @@ typedef struct {
     float threshold;             /* drop weights <= threshold (0: keep all positive) */
     int32_t top_k;               /* keep the top_k terms; <= 0: all */
     int quiet;                   /* suppress the device notice */
+    int32_t max_batch_tokens;    /* memory cap: a batch over this many tokens is treated as out of
+                                    memory and split (as a real GPU OOM is); <= 0: no cap, but
+                                    $SPLADE_MAX_BATCH_TOKENS is read when set */
 } splade_encoder_opts;
 
 typedef struct splade_encoder splade_encoder;

@@ -77,27 +77,77 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
         free(e);
         return rc;
     }
+    const char *cap = getenv("SPLADE_MAX_BATCH_TOKENS");
+    if (e->o.max_batch_tokens <= 0 && cap)
+        e->o.max_batch_tokens = atoi(cap);
     if (e->o.batch_size <= 0)
         e->o.batch_size = e->dev == SPLADE_DEVICE_CUDA ? GPU_BATCH : CPU_BATCH;
     *out = e;
     return SPLADE_OK;
 }
 
-/* One packed batch -> dense [B, V]. A GPU failure under AUTO moves the encoder to the CPU. */
+/* Device forward for one packed batch. A batch over the token cap fails like a GPU that ran
+ * out of memory, so the split-and-retry path below is exercised by tests on any machine. */
+static int device_forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, float *dense)
+{
+    int32_t tokens = offsets[B] - offsets[0];
+    if (e->o.max_batch_tokens > 0 && tokens > e->o.max_batch_tokens && B > 0)
+        return splade_fail(SPLADE_ERR_GPU_OOM, "batch of %d tokens over the cap of %d", (int)tokens,
+                           (int)e->o.max_batch_tokens);
+    if (e->dev == SPLADE_DEVICE_CUDA)
+        return splade_gpu_encoder_forward(e->gpu, ids, offsets, B, dense);
+    return splade_forward_cpu(e->m, ids, offsets, B, dense, e->o.threads);
+}
+
+/* AUTO gives up on the GPU for good after a non-memory failure; the batch reruns on the CPU. */
+static void leave_gpu(splade_encoder *e)
+{
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s", splade_error_detail());
+    notice(e, "GPU forward failed (%s); continuing on the CPU%s", detail, "");
+    splade_gpu_encoder_free(e->gpu);
+    e->gpu = NULL;
+    e->dev = SPLADE_DEVICE_CPU;
+}
+
+static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, float *dense);
+
+/* Sequences [from, B) of a packed batch, re-based so that their offsets start at 0. */
+static int forward_tail(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t from,
+                        int32_t B, float *dense)
+{
+    int32_t n = B - from, *rebased = malloc((size_t)(n + 1) * sizeof *rebased);
+    if (!rebased)
+        return splade_fail(SPLADE_ERR_NOMEM, "encoder batch split");
+    for (int32_t b = 0; b <= n; b++)
+        rebased[b] = offsets[from + b] - offsets[from];
+    int rc = forward(e, ids + offsets[from], rebased, n, dense + (size_t)from * e->m->cfg.vocab_size);
+    free(rebased);
+    return rc;
+}
+
+/* One packed batch -> dense [B, V]. Out of memory: halve the batch and retry each half, down to
+ * one sequence; only a single sequence that still does not fit is an error (or, under AUTO on
+ * the GPU, a move to the CPU). Sequences are independent, so the output is identical. */
 static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, float *dense)
 {
-    if (e->dev == SPLADE_DEVICE_CUDA) {
-        int rc = splade_gpu_encoder_forward(e->gpu, ids, offsets, B, dense);
-        if (rc == SPLADE_OK || e->o.device == SPLADE_DEVICE_CUDA)
-            return rc;
-        char detail[1024];
-        snprintf(detail, sizeof detail, "%s", splade_error_detail());
-        notice(e, "GPU forward failed (%s); continuing on the CPU%s", detail, "");
-        splade_gpu_encoder_free(e->gpu);
-        e->gpu = NULL;
-        e->dev = SPLADE_DEVICE_CPU;
+    int rc = device_forward(e, ids, offsets, B, dense);
+    if (rc == SPLADE_ERR_GPU_OOM && B > 1) {
+        int32_t half = B / 2;
+        rc = forward(e, ids, offsets, half, dense);
+        return rc ? rc : forward_tail(e, ids, offsets, half, B, dense);
     }
-    return splade_forward_cpu(e->m, ids, offsets, B, dense, e->o.threads);
+    if (rc == SPLADE_OK || e->dev != SPLADE_DEVICE_CUDA || e->o.device == SPLADE_DEVICE_CUDA) {
+        if (rc == SPLADE_ERR_GPU_OOM) {
+            char detail[1024];
+            snprintf(detail, sizeof detail, "%s", splade_error_detail());
+            rc = splade_fail(rc, "out of memory even for a single sequence of %d tokens: %s",
+                             (int)(offsets[1] - offsets[0]), detail);
+        }
+        return rc;
+    }
+    leave_gpu(e);
+    return forward(e, ids, offsets, B, dense);
 }
 
 typedef struct {
