@@ -216,14 +216,21 @@ int main(int argc, char **argv)
         rm_free(&m);
         return 0;
     }
-    /* variants: {GELU, FFN slice tokens ("" = none), GEMM tuning, naive head}; the first is the default */
+    /* variants: {GELU, FFN slice tokens ("" = none), GEMM tuning, naive head, attention kernel};
+     * the first is the default. BENCH_VARIANTS=all adds the FFN-slice / no-tuning / naive-head rows. */
     const struct {
         const char *gelu, *chunk, *tune;
         int naive;
-    } var[] = {{"erf", "", "1", 0},    {"erf", "4096", "1", 0}, {"erf", "", "0", 0},
-               {"tanh", "", "1", 0},  {"erf", "", "1", 1}};
-    for (int vi = 0; vi < (int)(sizeof var / sizeof var[0]); vi++) {
+        const char *attn;
+    } var[] = {{"tanh", "", "1", 0, "2"}, {"erf", "", "1", 0, "2"},     {"tanh", "", "1", 0, "1"},
+               {"erf", "", "1", 0, "1"},  {"tanh", "4096", "1", 0, "2"}, {"tanh", "", "0", 0, "2"},
+               {"tanh", "", "1", 1, "2"}};
+    const int n_var = getenv("BENCH_VARIANTS") && !strcmp(getenv("BENCH_VARIANTS"), "all")
+                          ? (int)(sizeof var / sizeof var[0])
+                          : 4;
+    for (int vi = 0; vi < n_var; vi++) {
         setenv("SPLADE_GPU_GELU", var[vi].gelu, 1);
+        setenv("SPLADE_GPU_ATTN", var[vi].attn, 1);
         if (*var[vi].chunk)
             setenv("SPLADE_GPU_FFN_CHUNK", var[vi].chunk, 1);
         else
@@ -237,9 +244,9 @@ int main(int argc, char **argv)
             if (rc != SPLADE_OK)
                 die(rc, "create");
             const size_t wbytes = splade_gpu_encoder_weight_bytes(g);
-            printf("\n### bert-base shapes (L=%d), GELU %s, FFN slices %s, GEMM tuning %s, LM head %s\n\n", L,
-                   var[vi].gelu, *var[vi].chunk ? var[vi].chunk : "off", *var[vi].tune == '1' ? "on" : "off",
-                   hk ? "naive" : "fused");
+            printf("\n### bert-base shapes (L=%d), GELU %s, attention v%s, FFN slices %s, GEMM tuning %s, LM head %s\n\n",
+                   L, var[vi].gelu, var[vi].attn, *var[vi].chunk ? var[vi].chunk : "off",
+                   *var[vi].tune == '1' ? "on" : "off", hk ? "naive" : "fused");
             printf("| shape      |    B |    S |   gpu ms |  docs/s   |   e2e ms | e2e docs/s | embed | gemm  | attn  | "
                    "norm  | head  |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             fixed_shape(g, 32, 256, V, iters, out, "fixed");
@@ -255,7 +262,7 @@ int main(int argc, char **argv)
                 splade_gpu_encoder_free(g);
                 continue;
             }
-            if (docs && (!gm || vi == 1)) {
+            if (docs && vi <= 2) {
                 FILE *f = fopen(docs, "rb");
                 int32_t n = 0;
                 if (!f || fread(&n, 4, 1, f) != 1 || n <= 0) {
@@ -278,7 +285,7 @@ int main(int argc, char **argv)
                 free(lens), free(ids);
             }
             const size_t used = used_bytes() - base;
-            if (docs && (!gm || vi == 1))
+            if (docs && vi <= 2)
                 printf("\ndevice memory after the documents: encoder holds %.1f MiB (weights %.1f MiB, workspaces %.1f MiB); "
                    "cudaMemGetInfo grew by %.1f MiB since create()\n",
                    splade_gpu_encoder_device_bytes(g) / 1048576.0, wbytes / 1048576.0,

@@ -226,6 +226,210 @@ __global__ void __launch_bounds__(kThreads, D >= 128 ? 2 : D >= 64 ? 3 : 4)
     }
 }
 
+/* ---- v2 (default): 8 warps = 128 query rows per block, a ring of NST key/value stages ----------
+ *
+ * Each block owns 128 query rows of one sequence and one head (warp w: rows 16w..16w+15). K/V
+ * tiles of 64 rows go through a ring of NST shared-memory stages, all issued up front (cp.async,
+ * one commit group per tile; Q rides in the first), so at S <= 64·NST the block waits for global
+ * memory once, not once per tile, and K/V come from L2/DRAM once per 128 queries instead of 64.
+ * Softmax: the running max stays in raw score units and p = 2^(s·c − m·c) is one FFMA + one
+ * ex2.approx.ftz; the key mask is applied only on the last, partial tile. Warps whose 16 rows
+ * all lie past the sequence's end skip the math (short sequences waste no MMAs). Blocks are
+ * numbered head-fastest (block = tile·heads + head) so concurrently running blocks read whole
+ * rows of the packed QKV buffer. */
+constexpr int kW2 = 8;
+constexpr int kT2 = kW2 * 32;
+
+__device__ __forceinline__ float ex2_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+template <int D>
+struct V2 {
+    static constexpr int NST = D >= 128 ? 3 : 4;
+    static constexpr int LDS = D + 8;
+    static constexpr int MINB = D >= 128 ? 1 : 2;
+    static constexpr size_t smem = (size_t)(kW2 * 16 + NST * 2 * kAttnTile) * LDS * sizeof(bf16);
+};
+
+/* rows [r0, r0+ROWS) of a head slice into smem (row stride D+8), zero-filled at or past len */
+template <int D, int ROWS>
+__device__ __forceinline__ void load_rows_async(bf16 *dst, const bf16 *src, size_t ld, int r0, int len)
+{
+    constexpr int CPR = D / 8;
+    constexpr int LDS = D + 8;
+#pragma unroll
+    for (int c = threadIdx.x; c < ROWS * CPR; c += kT2) {
+        const int r = c / CPR, cc = c % CPR;
+        const bool ok = r0 + r < len;
+        const bf16 *p = ok ? src + (size_t)(r0 + r) * ld + cc * 8 : src;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * LDS + cc * 8)),
+                     "l"(p), "r"(ok ? 16 : 0));
+    }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kT2, V2<D>::MINB)
+    attn2_kernel(const bf16 *__restrict__ qkv, bf16 *__restrict__ ctx, const AttnTile *__restrict__ tiles,
+                 int heads, float scale_log2)
+{
+    constexpr int NST = V2<D>::NST;
+    constexpr int LDS = V2<D>::LDS;
+    constexpr int KS = D / 16;
+    constexpr int DT = D / 8;
+    constexpr int NT = kAttnTile / 8;
+    constexpr int STAGE = 2 * kAttnTile * LDS;  // [K | V] of one stage
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
+    bf16 *sKV = sQ + kW2 * 16 * LDS;
+
+    const int head = (int)(blockIdx.x % (unsigned)heads);
+    const AttnTile tile = tiles[blockIdx.x / (unsigned)heads];
+    const int hidden = heads * D;
+    const size_t ld = 3 * (size_t)hidden;
+    const bf16 *qbase = qkv + (size_t)tile.start * ld + head * D;
+    const bf16 *kbase = qbase + hidden;
+    const bf16 *vbase = qbase + 2 * hidden;
+    const int len = tile.len;
+    const int nkv = (len + kAttnTile - 1) / kAttnTile;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const bool active = tile.q0 + warp * 16 < len;  // warp-uniform
+
+    // prologue: group i = tile i (group 0 also carries Q); always NST groups, some maybe empty
+    load_rows_async<D, kW2 * 16>(sQ, qbase, ld, tile.q0, len);
+#pragma unroll
+    for (int i = 0; i < NST; i++) {
+        if (i < nkv) {
+            load_rows_async<D, kAttnTile>(sKV + i * STAGE, kbase, ld, i * kAttnTile, len);
+            load_rows_async<D, kAttnTile>(sKV + i * STAGE + kAttnTile * LDS, vbase, ld, i * kAttnTile, len);
+        }
+        cp_async_commit();
+    }
+
+    uint32_t qf[KS][4];
+    float o[DT][4];
+#pragma unroll
+    for (int i = 0; i < DT; i++)
+        o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+
+    for (int it = 0; it < nkv; it++) {
+        const int kt = it * kAttnTile;
+        cp_async_wait<NST - 1>();  // groups 0..it are complete
+        __syncthreads();
+        const bf16 *sK = sKV + (it % NST) * STAGE;
+        const bf16 *sV = sK + kAttnTile * LDS;
+        if (active) {
+            if (it == 0) {
+#pragma unroll
+                for (int ks = 0; ks < KS; ks++)
+                    ldsm_x4(qf[ks], sQ + (warp * 16 + (lane & 15)) * LDS + ks * 16 + (lane >> 4) * 8);
+            }
+            float s[NT][4];
+#pragma unroll
+            for (int i = 0; i < NT; i++)
+                s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++) {
+#pragma unroll
+                for (int nt = 0; nt < NT; nt += 2) {
+                    uint32_t b[4];
+                    ldsm_x4(b, sK + (nt * 8 + ((lane >> 4) << 3) + (lane & 7)) * LDS + ks * 16 + ((lane >> 3) & 1) * 8);
+                    mma16816(s[nt], qf[ks], b[0], b[1]);
+                    mma16816(s[nt + 1], qf[ks], b[2], b[3]);
+                }
+            }
+            if (kt + kAttnTile > len) {  // last, partial tile: mask keys past the end
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (kt + nt * 8 + 2 * t + (e & 1) >= len)
+                            s[nt][e] = -INFINITY;
+            }
+            float mx0 = m0, mx1 = m1;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+                mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
+                mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
+            }
+#pragma unroll
+            for (int off = 1; off <= 2; off <<= 1) {
+                mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+                mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+            }
+            // finite: key kt is always valid. 2^((m_old - m_new)·c) is 0 on the first tile.
+            const float a0 = ex2_ftz((m0 - mx0) * scale_log2), a1 = ex2_ftz((m1 - mx1) * scale_log2);
+            m0 = mx0, m1 = mx1;
+            const float ms0 = mx0 * scale_log2, ms1 = mx1 * scale_log2;
+            float rs0 = 0.f, rs1 = 0.f;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+                s[nt][0] = ex2_ftz(fmaf(s[nt][0], scale_log2, -ms0));
+                s[nt][1] = ex2_ftz(fmaf(s[nt][1], scale_log2, -ms0));
+                s[nt][2] = ex2_ftz(fmaf(s[nt][2], scale_log2, -ms1));
+                s[nt][3] = ex2_ftz(fmaf(s[nt][3], scale_log2, -ms1));
+                rs0 += s[nt][0] + s[nt][1];
+                rs1 += s[nt][2] + s[nt][3];
+            }
+            l0 = l0 * a0 + rs0;
+            l1 = l1 * a1 + rs1;
+#pragma unroll
+            for (int i = 0; i < DT; i++) {
+                o[i][0] *= a0, o[i][1] *= a0;
+                o[i][2] *= a1, o[i][3] *= a1;
+            }
+#pragma unroll
+            for (int j = 0; j < kAttnTile / 16; j++) {
+                uint32_t a[4];
+                a[0] = pack_bf16(s[2 * j][0], s[2 * j][1]);
+                a[1] = pack_bf16(s[2 * j][2], s[2 * j][3]);
+                a[2] = pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]);
+                a[3] = pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3]);
+#pragma unroll
+                for (int dt = 0; dt < DT; dt += 2) {
+                    uint32_t b[4];
+                    ldsm_x4_t(b, sV + (j * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dt * 8 + (lane >> 4) * 8);
+                    mma16816(o[dt], a, b[0], b[1]);
+                    mma16816(o[dt + 1], a, b[2], b[3]);
+                }
+            }
+        }
+        // refill this stage with tile it+NST (block-uniform condition); always commit a group
+        if (kt + NST * kAttnTile < len) {
+            __syncthreads();  // every warp is done with this stage
+            bf16 *st = sKV + (it % NST) * STAGE;
+            load_rows_async<D, kAttnTile>(st, kbase, ld, kt + NST * kAttnTile, len);
+            load_rows_async<D, kAttnTile>(st + kAttnTile * LDS, vbase, ld, kt + NST * kAttnTile, len);
+        }
+        cp_async_commit();
+    }
+    cp_async_wait<0>();  // no copy may be in flight when the block exits (only empty groups remain)
+
+    if (!active)
+        return;
+#pragma unroll
+    for (int off = 1; off <= 2; off <<= 1) {
+        l0 += __shfl_xor_sync(0xffffffffu, l0, off);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+    }
+    const float inv0 = 1.f / l0, inv1 = 1.f / l1;
+    const int r0 = tile.q0 + warp * 16 + g, r1 = r0 + 8;
+    bf16 *out0 = ctx + (size_t)(tile.start + r0) * hidden + head * D + 2 * t;
+    bf16 *out1 = ctx + (size_t)(tile.start + r1) * hidden + head * D + 2 * t;
+#pragma unroll
+    for (int dt = 0; dt < DT; dt++) {
+        if (r0 < len)
+            *reinterpret_cast<__nv_bfloat162 *>(out0 + dt * 8) = __floats2bfloat162_rn(o[dt][0] * inv0, o[dt][1] * inv0);
+        if (r1 < len)
+            *reinterpret_cast<__nv_bfloat162 *>(out1 + dt * 8) = __floats2bfloat162_rn(o[dt][2] * inv1, o[dt][3] * inv1);
+    }
+}
+
 template <int D>
 constexpr size_t smem_bytes()
 {
@@ -236,20 +440,28 @@ template <int D>
 int init_one()
 {
     CUDA_TRY(cudaFuncSetAttribute(attn_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes<D>()));
+    CUDA_TRY(cudaFuncSetAttribute(attn2_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)V2<D>::smem));
     return SPLADE_OK;
 }
 
 template <int D>
-int launch(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, cudaStream_t s)
+int launch(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, int ver, cudaStream_t s)
 {
     const float scale_log2 = (float)(1.4426950408889634 / sqrt((double)D));
-    dim3 grid((unsigned)n_tiles, (unsigned)heads);
-    attn_kernel<D><<<grid, kThreads, smem_bytes<D>(), s>>>(qkv, ctx, tiles, heads * D, scale_log2);
+    if (ver == 1) {
+        dim3 grid((unsigned)n_tiles, (unsigned)heads);
+        attn_kernel<D><<<grid, kThreads, smem_bytes<D>(), s>>>(qkv, ctx, tiles, heads * D, scale_log2);
+    } else {
+        attn2_kernel<D><<<(unsigned)n_tiles * (unsigned)heads, kT2, V2<D>::smem, s>>>(qkv, ctx, tiles, heads,
+                                                                                       scale_log2);
+    }
     CUDA_TRY_LAUNCH();
     return SPLADE_OK;
 }
 
 }  // namespace
+
+int attention_q_rows(int ver) { return ver == 1 ? kAttnTile : kW2 * 16; }
 
 bool attention_supports(int head_dim) { return head_dim == 32 || head_dim == 64 || head_dim == 128; }
 
@@ -263,17 +475,17 @@ int attention_init(int head_dim)
     }
 }
 
-int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, int head_dim,
+int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, int head_dim, int ver,
               cudaStream_t s)
 {
     if (n_tiles <= 0)
         return SPLADE_OK;
-    if (n_tiles > 0x7fffffff || heads > 65535)
+    if (heads > 65535 || (ver == 1 ? n_tiles > 0x7fffffff : (long long)n_tiles * heads > 0x7fffffffLL))
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder: %d attention tiles x %d heads", n_tiles, heads);
     switch (head_dim) {
-    case 32: return launch<32>(qkv, ctx, tiles, n_tiles, heads, s);
-    case 64: return launch<64>(qkv, ctx, tiles, n_tiles, heads, s);
-    case 128: return launch<128>(qkv, ctx, tiles, n_tiles, heads, s);
+    case 32: return launch<32>(qkv, ctx, tiles, n_tiles, heads, ver, s);
+    case 64: return launch<64>(qkv, ctx, tiles, n_tiles, heads, ver, s);
+    case 128: return launch<128>(qkv, ctx, tiles, n_tiles, heads, ver, s);
     default: return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: attention head size %d", head_dim);
     }
 }

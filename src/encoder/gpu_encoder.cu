@@ -6,15 +6,19 @@
  *   QKV   = X·Wqkvᵀ + b           cuBLASLt, bias epilogue (Q, K, V weights fused: one GEMM)
  *   C     = attention(QKV)         flash-style tensor-core kernel, per sequence (gpu_attention.cu)
  *   X     = LN(X + C·Woᵀ + b)      cuBLASLt bias epilogue, then one add+LayerNorm kernel
- *   U     = gelu(X·Wiᵀ + b)        cuBLASLt bias epilogue + exact-erf GELU kernel (see below)
+ *   U     = gelu(X·Wiᵀ + b)        cuBLASLt bias+GELU epilogue (tanh form; see below)
  *   X     = LN(X + U·Wo2ᵀ + b)
  * then the MLM transform H = LN(gelu(X·Wdᵀ + b)) (GELU fused into the LayerNorm kernel) and
  * splade_lmhead_gpu() on the packed H.
  *
- * GELU: BERT uses the exact erf form; cuBLASLt's GELU epilogues implement the tanh approximation,
- * so the FFN GEMM uses the bias epilogue and a separate in-place erf-GELU pass. Setting
- * SPLADE_GPU_GELU=tanh at create() selects the fused (approximate) epilogue instead; see
- * docs/GPU_ENCODER.md for the cost and the accuracy of each.
+ * GELU: BERT uses the exact erf form; cuBLASLt's GELU epilogues implement the tanh approximation
+ * (|difference| <= 4.7e-4, below bf16's resolution of the stored activation). By default the FFN
+ * GEMM uses the fused CUBLASLT_EPILOGUE_GELU_BIAS; SPLADE_GPU_GELU=erf at create() selects the
+ * bias epilogue plus a separate in-place exact-erf pass (~1 ms more at B=128, S=256 on an H200).
+ * docs/GPU_ENCODER.md gives the cost and the accuracy of each. The CPU path stays exact erf.
+ *
+ * SPLADE_GPU_ATTN=1 selects the previous attention kernel (64 query rows per block, K/V double
+ * buffered) instead of the default (128 rows per block, a ring of K/V stages).
  *
  * SPLADE_GPU_FFN_CHUNK=N runs the FFN in slices of N tokens: the [slice, intermediate]
  * activation then no longer scales with the batch (less memory), at 1-3% of speed on an H200.
@@ -90,6 +94,8 @@ struct splade_gpu_encoder {
     splade_lmhead_kind head;
     int H, I, V, L, heads, hd, P;
     bool gelu_tanh;
+    int attn_ver;  // attention kernel version (SPLADE_GPU_ATTN, default 2)
+    int attn_q;    // query rows per attention tile of that version
     int ffn_chunk;  // tokens per FFN slice (caps the [slice, I] intermediate); 0: whole batch
 
     cudaStream_t stream = nullptr;
@@ -610,7 +616,7 @@ int upload_batch(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
     int32_t max_len = 0;
     for (int32_t b = 0; b < B; b++) {
         const int32_t len = offsets[b + 1] - offsets[b];
-        n_tiles += (len + splade_gpu::kAttnTile - 1) / splade_gpu::kAttnTile;
+        n_tiles += (len + g->attn_q - 1) / g->attn_q;
         if (len > max_len)
             max_len = len;
     }
@@ -632,7 +638,7 @@ int upload_batch(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         hlen[b] = len;
         for (int32_t i = 0; i < len; i++)
             hpos[s + i] = i;
-        for (int32_t q = 0; q < len; q += splade_gpu::kAttnTile)
+        for (int32_t q = 0; q < len; q += g->attn_q)
             htiles[k++] = AttnTile{s, len, q, 0};
     }
     TRY(prof_begin(g, SPLADE_GPU_PROF_COPY));
@@ -660,7 +666,7 @@ int encode_hidden(splade_gpu_encoder *g, const Batch &bt)
         const LayerW &w = g->layers[l];
         TRY(gemm(g, g->X, w.qkv_w, w.qkv_b, g->big, T, 3 * H, H, CUBLASLT_EPILOGUE_BIAS));
         TRY(prof_begin(g, SPLADE_GPU_PROF_ATTENTION));
-        TRY(splade_gpu::attention(g->big, g->ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, s));
+        TRY(splade_gpu::attention(g->big, g->ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, g->attn_ver, s));
         TRY(prof_end(g));
         TRY(gemm(g, g->ctx, w.ao_w, w.ao_b, g->tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
         TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
@@ -773,7 +779,10 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
     g->hd = g->H / g->heads;
     g->P = m->cfg.max_position;
     const char *ge = getenv("SPLADE_GPU_GELU");
-    g->gelu_tanh = ge && strcmp(ge, "tanh") == 0;
+    g->gelu_tanh = !(ge && strcmp(ge, "erf") == 0);  // default: cuBLASLt's fused tanh GELU epilogue
+    const char *av = getenv("SPLADE_GPU_ATTN");
+    g->attn_ver = av && atoi(av) == 1 ? 1 : 2;
+    g->attn_q = splade_gpu::attention_q_rows(g->attn_ver);
     g->ffn_chunk = 0;  // one slice: measured 1-3% faster than L2-sized slices (docs/GPU_ENCODER.md)
     if (const char *tn = getenv("SPLADE_GPU_GEMM_TUNE"))
         g->tune = atoi(tn) != 0;

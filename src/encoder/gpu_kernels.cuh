@@ -33,7 +33,7 @@ int add_ln(const bf16 *x, const bf16 *res, int gelu, int T, int H, const float *
 /* In place: x = gelu_erf(x) over n elements (n % 8 == 0). */
 int gelu_erf_inplace(bf16 *x, size_t n, cudaStream_t s);
 
-/* Attention tile descriptor: sequence tokens [start, start+len), query rows [q0, q0+kAttnTile). */
+/* Attention tile descriptor: sequence tokens [start, start+len), query rows [q0, q0 + q rows). */
 struct AttnTile {
     int32_t start, len, q0, pad_;
 };
@@ -43,11 +43,16 @@ bool attention_supports(int head_dim);
 /* One-time per-process setup (raises the dynamic shared-memory limit where needed). */
 int attention_init(int head_dim);
 
+/* Attention kernel versions: 1 = 4 warps, 64 query rows per tile, K/V double buffered;
+ * 2 (default) = 8 warps, 128 query rows per tile, a ring of K/V stages. Query rows per tile
+ * (the q0 step of the tile list) of each: */
+int attention_q_rows(int ver);
+
 /* qkv bf16 [T, 3*H]: columns [Q | K | V], head h at h*head_dim within each third.
  * ctx bf16 [T, H]. tiles: device array of n_tiles descriptors. Softmax over the keys of
  * the query's own sequence only (no padding); flash-style: no score matrix in memory. */
 int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads,
-              int head_dim, cudaStream_t s);
+              int head_dim, int ver, cudaStream_t s);
 
 }  // namespace splade_gpu
 
