@@ -1,8 +1,14 @@
-/* BERT (post-LayerNorm) forward in fp32 over packed sequences, GEMMs through OpenBLAS.
- * Mirrors transformers' BertForMaskedLM in eval mode so outputs agree to ~1e-5. */
+/* BERT (post-LayerNorm) forward in fp32 over packed sequences. Mirrors transformers'
+ * BertForMaskedLM in eval mode so outputs agree to ~1e-5. The layers run on a thread team
+ * (cpu_team.c) that splits each GEMM's output columns, the attention (sequence, head) pairs
+ * and the LayerNorm rows; GEMMs go through gemm_cpu.c (AVX-512 kernel for few rows,
+ * OpenBLAS for many). */
 #include "encoder/forward_cpu.h"
 #include "splade.h"
 #include "splade/lmhead.h"
+#include "encoder/attention_cpu.h"
+#include "encoder/cpu_team.h"
+#include "encoder/gemm_cpu.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -10,27 +16,24 @@
 #include <string.h>
 
 typedef struct {
-    float *x, *q, *k, *v, *ctx, *tmp, *ffn, *scores;
+    float *x, *q, *k, *v, *ctx, *tmp, *ffn;
+    float *scratch; /* per thread: GEMM and attention scratch, `per_thread` floats each */
+    size_t per_thread;
 } workspace;
 
-/* y[T,N] = x[T,K] W[N,K]^T + b (+ y when accumulate: the residual already sits in y). */
-static void linear(const float *x, int32_t T, int32_t K, const float *W, const float *b, int32_t N,
-                   float *y, int accumulate)
-{
-    for (int32_t t = 0; t < T; t++) {
-        float *row = y + (size_t)t * N;
-        if (accumulate)
-            for (int32_t j = 0; j < N; j++)
-                row[j] += b[j];
-        else
-            memcpy(row, b, (size_t)N * sizeof *b);
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, N, K, 1.0f, x, K, W, K, 1.0f, y, N);
-}
+/* What every member of the team reads; it writes only its own share of the shared buffers. */
+typedef struct {
+    const splade_model *m;
+    const int32_t *ids, *offsets;
+    int32_t B, T;
+    workspace *w;
+} fwd;
 
-static void layer_norm(float *x, int32_t T, int32_t H, const float *g, const float *b, float eps)
+enum { COL_ALIGN = 16 }; /* column splits on whole vectors (and whole 8-row W groups) */
+
+static void layer_norm(float *x, int32_t r0, int32_t r1, int32_t H, const float *g, const float *b, float eps)
 {
-    for (int32_t t = 0; t < T; t++) {
+    for (int32_t t = r0; t < r1; t++) {
         float *r = x + (size_t)t * H;
         double mean = 0.0, var = 0.0;
         for (int32_t j = 0; j < H; j++)
@@ -45,74 +48,146 @@ static void layer_norm(float *x, int32_t T, int32_t H, const float *g, const flo
 }
 
 /* Exact GELU, as BERT's "gelu": x * Phi(x) with erf, not the tanh approximation. */
-static void gelu(float *x, size_t n)
+static void gelu_scalar(float *x, int32_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++)
         x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
 }
 
-static void softmax_rows(float *s, int32_t L)
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) &&                              \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#include <immintrin.h>
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
+/* glibc's libmvec erff, 16 lanes: scalar erff was ~10% of a bert-base query. */
+AVX512 __m512 _ZGVeN16v_erff(__m512 x);
+
+AVX512 static void gelu_avx512(float *x, int32_t n)
 {
-    for (int32_t i = 0; i < L; i++) {
-        float *r = s + (size_t)i * L, mx = r[0], sum = 0.0f;
-        for (int32_t j = 1; j < L; j++)
-            mx = r[j] > mx ? r[j] : mx;
-        for (int32_t j = 0; j < L; j++)
-            sum += r[j] = expf(r[j] - mx);
-        float inv = 1.0f / sum;
-        for (int32_t j = 0; j < L; j++)
-            r[j] *= inv;
+    int32_t i = 0;
+    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), r2 = _mm512_set1_ps((float)M_SQRT1_2);
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        __m512 e = _ZGVeN16v_erff(_mm512_mul_ps(v, r2));
+        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e)));
     }
+    gelu_scalar(x + i, n - i);
 }
 
-/* Scaled dot-product attention of every (sequence, head): a sequence only sees its own rows. */
-static void attention(const splade_config *c, const int32_t *offsets, int32_t B, workspace *w)
+static void gelu(float *x, int32_t n)
 {
-    const int32_t H = c->hidden_size, dh = H / c->num_heads;
+    if (splade_gemm_avx512_usable())
+        gelu_avx512(x, n);
+    else
+        gelu_scalar(x, n);
+}
+#else
+static void gelu(float *x, int32_t n) { gelu_scalar(x, n); }
+#endif
+
+/* This thread's columns of y = x W^T + b (+ y when accumulate), then GELU on them if asked. */
+static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,
+                        const float *b, int32_t N, float *y, int flags, int act_gelu)
+{
+    int n0, n1;
+    splade_team_split(tid, splade_team_size(t), N, COL_ALIGN, &n0, &n1);
+    splade_gemm_nt(SPLADE_GEMM_AUTO, x, f->T, K, W, b, n0, n1, y, N, flags,
+                   f->w->scratch + (size_t)tid * f->w->per_thread);
+    if (act_gelu)
+        for (int32_t r = 0; r < f->T; r++)
+            gelu(y + (size_t)r * N + n0, n1 - n0);
+}
+
+/* This thread's columns of dst = src (the residual the next GEMM accumulates onto). */
+static void copy_cols(const fwd *f, int tid, splade_team *t, const float *src, float *dst, int32_t N)
+{
+    int n0, n1;
+    splade_team_split(tid, splade_team_size(t), N, COL_ALIGN, &n0, &n1);
+    for (int32_t r = 0; r < f->T; r++)
+        memcpy(dst + (size_t)r * N + n0, src + (size_t)r * N + n0, (size_t)(n1 - n0) * sizeof *dst);
+}
+
+static void layer_norm_part(const fwd *f, int tid, splade_team *t, float *x, const float *g, const float *b)
+{
+    int r0, r1;
+    splade_team_split(tid, splade_team_size(t), f->T, 1, &r0, &r1);
+    layer_norm(x, r0, r1, f->m->cfg.hidden_size, g, b, f->m->cfg.layer_norm_eps);
+}
+
+/* This thread's (sequence, head) pairs: a sequence only sees its own rows. */
+static void attention_part(const fwd *f, int tid, splade_team *t)
+{
+    const splade_config *c = &f->m->cfg;
+    const int32_t H = c->hidden_size, nh = c->num_heads, dh = H / nh;
     const float scale = 1.0f / sqrtf((float)dh);
-    for (int32_t b = 0; b < B; b++) {
-        const int32_t s0 = offsets[b], L = offsets[b + 1] - offsets[b];
-        for (int32_t h = 0; h < c->num_heads; h++) {
-            size_t at = (size_t)s0 * H + (size_t)h * dh;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, L, dh, scale, w->q + at, H, w->k + at,
-                        H, 0.0f, w->scores, L);
-            softmax_rows(w->scores, L);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, L, 1.0f, w->scores, L, w->v + at,
-                        H, 0.0f, w->ctx + at, H);
-        }
+    const workspace *w = f->w;
+    int p0, p1;
+    splade_team_split(tid, splade_team_size(t), f->B * nh, 1, &p0, &p1);
+    for (int p = p0; p < p1; p++) {
+        const int32_t b = p / nh, h = p % nh, s0 = f->offsets[b], L = f->offsets[b + 1] - s0;
+        size_t at = (size_t)s0 * H + (size_t)h * dh;
+        splade_attention_head(w->q + at, w->k + at, w->v + at, w->ctx + at, L, dh, H, scale,
+                              w->scratch + (size_t)tid * w->per_thread);
     }
 }
 
-static void layer(const splade_config *c, const splade_layer *p, const int32_t *offsets, int32_t B,
-                  int32_t T, workspace *w)
+static void layer(const fwd *f, const splade_layer *p, int tid, splade_team *t)
 {
-    const int32_t H = c->hidden_size, F = c->intermediate_size;
-    linear(w->x, T, H, p->q_w, p->q_b, H, w->q, 0);
-    linear(w->x, T, H, p->k_w, p->k_b, H, w->k, 0);
-    linear(w->x, T, H, p->v_w, p->v_b, H, w->v, 0);
-    attention(c, offsets, B, w);
-    memcpy(w->tmp, w->x, (size_t)T * H * sizeof *w->x); /* residual */
-    linear(w->ctx, T, H, p->attn_out_w, p->attn_out_b, H, w->tmp, 1);
-    layer_norm(w->tmp, T, H, p->ln1_g, p->ln1_b, c->layer_norm_eps);
-    linear(w->tmp, T, H, p->ffn_in_w, p->ffn_in_b, F, w->ffn, 0);
-    gelu(w->ffn, (size_t)T * F);
-    memcpy(w->x, w->tmp, (size_t)T * H * sizeof *w->x); /* residual */
-    linear(w->ffn, T, F, p->ffn_out_w, p->ffn_out_b, H, w->x, 1);
-    layer_norm(w->x, T, H, p->ln2_g, p->ln2_b, c->layer_norm_eps);
+    const int32_t H = f->m->cfg.hidden_size, F = f->m->cfg.intermediate_size;
+    workspace *w = f->w;
+    linear_part(f, tid, t, w->x, H, p->q_w, p->q_b, H, w->q, 0, 0);
+    linear_part(f, tid, t, w->x, H, p->k_w, p->k_b, H, w->k, 0, 0);
+    linear_part(f, tid, t, w->x, H, p->v_w, p->v_b, H, w->v, 0, 0);
+    splade_team_barrier(t);
+    attention_part(f, tid, t);
+    copy_cols(f, tid, t, w->x, w->tmp, H); /* residual */
+    splade_team_barrier(t);
+    linear_part(f, tid, t, w->ctx, H, p->attn_out_w, p->attn_out_b, H, w->tmp, SPLADE_GEMM_ACCUM, 0);
+    splade_team_barrier(t);
+    layer_norm_part(f, tid, t, w->tmp, p->ln1_g, p->ln1_b);
+    splade_team_barrier(t);
+    linear_part(f, tid, t, w->tmp, H, p->ffn_in_w, p->ffn_in_b, F, w->ffn, 0, 1);
+    copy_cols(f, tid, t, w->tmp, w->x, H); /* residual */
+    splade_team_barrier(t);
+    linear_part(f, tid, t, w->ffn, F, p->ffn_out_w, p->ffn_out_b, H, w->x, SPLADE_GEMM_ACCUM, 0);
+    splade_team_barrier(t);
+    layer_norm_part(f, tid, t, w->x, p->ln2_g, p->ln2_b);
+    splade_team_barrier(t);
 }
 
-static void embed(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B, float *x)
+/* This thread's rows of word + position + type embeddings, then their LayerNorm. */
+static void embed_part(const fwd *f, int tid, splade_team *t)
 {
+    const splade_model *m = f->m;
     const int32_t H = m->cfg.hidden_size;
-    for (int32_t b = 0; b < B; b++)
-        for (int32_t t = offsets[b]; t < offsets[b + 1]; t++) {
-            const float *we = m->word_emb + (size_t)ids[t] * H;
-            const float *pe = m->pos_emb + (size_t)(t - offsets[b]) * H;
-            float *r = x + (size_t)t * H;
+    int r0, r1;
+    splade_team_split(tid, splade_team_size(t), f->T, 1, &r0, &r1);
+    for (int32_t b = 0; b < f->B; b++)
+        for (int32_t i = f->offsets[b]; i < f->offsets[b + 1]; i++) {
+            if (i < r0 || i >= r1)
+                continue;
+            const float *we = m->word_emb + (size_t)f->ids[i] * H;
+            const float *pe = m->pos_emb + (size_t)(i - f->offsets[b]) * H;
+            float *r = f->w->x + (size_t)i * H;
             for (int32_t j = 0; j < H; j++)
                 r[j] = we[j] + pe[j] + m->type_emb[j]; /* token type 0 */
         }
-    layer_norm(x, offsets[B], H, m->emb_ln_g, m->emb_ln_b, m->cfg.layer_norm_eps);
+    layer_norm(f->w->x, r0, r1, H, m->emb_ln_g, m->emb_ln_b, m->cfg.layer_norm_eps);
+}
+
+/* Embeddings, every layer and the MLM transform (dense + GELU + LayerNorm, into w->q). */
+static int forward_team(void *ctx, int tid, splade_team *t)
+{
+    const fwd *f = ctx;
+    const splade_model *m = f->m;
+    const int32_t H = m->cfg.hidden_size;
+    embed_part(f, tid, t);
+    splade_team_barrier(t);
+    for (int32_t l = 0; l < m->cfg.num_layers; l++)
+        layer(f, &m->layers[l], tid, t);
+    linear_part(f, tid, t, f->w->x, H, m->mlm_dense_w, m->mlm_dense_b, H, f->w->q, 0, 1);
+    splade_team_barrier(t);
+    layer_norm_part(f, tid, t, f->w->q, m->mlm_ln_g, m->mlm_ln_b);
+    return SPLADE_OK;
 }
 
 static int check_input(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
@@ -135,7 +210,7 @@ static int check_input(const splade_model *m, const int32_t *ids, const int32_t 
     return SPLADE_OK;
 }
 
-static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, size_t L)
+static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32_t dh, int nthreads)
 {
     memset(w, 0, sizeof *w);
     float **bufs[] = {&w->x, &w->q, &w->k, &w->v, &w->ctx, &w->tmp};
@@ -143,36 +218,39 @@ static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, size_t L)
         if (!(*bufs[i] = malloc(T * H * sizeof(float))))
             return SPLADE_ERR_NOMEM;
     w->ffn = malloc(T * F * sizeof(float));
-    w->scores = malloc(L * L * sizeof(float));
-    return w->ffn && w->scores ? SPLADE_OK : SPLADE_ERR_NOMEM;
+    size_t g = splade_gemm_scratch_floats((int32_t)F), a = splade_attention_scratch_floats(L, dh);
+    w->per_thread = ((g > a ? g : a) + 15) / 16 * 16; /* 64-byte multiples: each slice stays aligned */
+    w->scratch = aligned_alloc(64, w->per_thread * (size_t)nthreads * sizeof(float));
+    return w->ffn && w->scratch ? SPLADE_OK : SPLADE_ERR_NOMEM;
 }
 
 static void free_ws(workspace *w)
 {
-    float *bufs[] = {w->x, w->q, w->k, w->v, w->ctx, w->tmp, w->ffn, w->scores};
+    float *bufs[] = {w->x, w->q, w->k, w->v, w->ctx, w->tmp, w->ffn, w->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
 }
 
 static int run(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B, float *out,
-               int threads, workspace *w)
+               int nthreads, workspace *w)
 {
     const splade_config *c = &m->cfg;
     const int32_t T = offsets[B], H = c->hidden_size;
-    embed(m, ids, offsets, B, w->x);
-    for (int32_t l = 0; l < c->num_layers; l++)
-        layer(c, &m->layers[l], offsets, B, T, w);
-    /* MLM transform: dense + GELU + LayerNorm, into w->q (free now). */
-    linear(w->x, T, H, m->mlm_dense_w, m->mlm_dense_b, H, w->q, 0);
-    gelu(w->q, (size_t)T * H);
-    layer_norm(w->q, T, H, m->mlm_ln_g, m->mlm_ln_b, c->layer_norm_eps);
+    fwd f = {m, ids, offsets, B, T, w};
+    /* The team owns the threading: OpenBLAS (large-M GEMMs, long attention) runs one thread
+     * per call inside it. */
+    int saved = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    int rc = splade_team_run(nthreads, forward_team, &f);
+    openblas_set_num_threads(saved);
+    if (rc)
+        return rc;
     int32_t *len = malloc((size_t)B * sizeof *len);
     if (!len)
         return splade_fail(SPLADE_ERR_NOMEM, "forward: %d lengths", (int)B);
     for (int32_t b = 0; b < B; b++)
         len[b] = offsets[b + 1] - offsets[b];
-    int rc = splade_lmhead_cpu(w->q, offsets, len, B, H, m->decoder_w, m->decoder_b, c->vocab_size, out,
-                               threads);
+    rc = splade_lmhead_cpu(w->q, offsets, len, B, H, m->decoder_w, m->decoder_b, c->vocab_size, out, nthreads);
     free(len);
     return rc;
 }
@@ -186,16 +264,16 @@ int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t 
     int rc = check_input(m, ids, offsets, B, &max_len);
     if (rc)
         return rc;
-    if (threads > 0)
-        openblas_set_num_threads(threads);
+    int nthreads = threads > 0 ? threads : openblas_get_num_threads();
+    nthreads = nthreads < 1 ? 1 : nthreads;
     workspace w;
     const splade_config *c = &m->cfg;
-    rc = alloc_ws(&w, (size_t)offsets[B], (size_t)c->hidden_size, (size_t)c->intermediate_size,
-                  (size_t)max_len);
+    rc = alloc_ws(&w, (size_t)offsets[B], (size_t)c->hidden_size, (size_t)c->intermediate_size, max_len,
+                  c->hidden_size / c->num_heads, nthreads);
     if (rc)
         rc = splade_fail(SPLADE_ERR_NOMEM, "forward: workspace for %d tokens", (int)offsets[B]);
     else
-        rc = run(m, ids, offsets, B, out_dense, threads, &w);
+        rc = run(m, ids, offsets, B, out_dense, nthreads, &w);
     free_ws(&w);
     return rc;
 }

@@ -9,7 +9,8 @@
 /* Sequence b is ids[offsets[b] .. offsets[b+1]) (packed, no padding; every token is attended,
  * so the padding mask is implicit). Lengths must be in [1, max_position]; ids in [0, vocab).
  * out_dense [B, V] receives max over positions of log1p(relu(logits)).
- * threads > 0 sets OpenBLAS's thread count. */
+ * threads > 0: that many threads (a team; OpenBLAS runs single-threaded inside it); <= 0: OpenBLAS's
+ * default count. */
 int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
                        float *out_dense, int threads);
 

@@ -1,0 +1,33 @@
+/* fp32 GEMM for nn.Linear weights: C = A·Wᵀ + bias, over a column range so that threads can
+ * split N. Private to src/encoder/ and tests.
+ *
+ * The AVX-512 kernel reads W in place (no packing: for a 32-row query, OpenBLAS spent ~37% of
+ * the time packing W, a cost a few rows cannot amortise); the generic path is OpenBLAS, which
+ * also stays the faster choice when M is large. */
+#ifndef SPLADE_GEMM_CPU_H
+#define SPLADE_GEMM_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { SPLADE_GEMM_ACCUM = 1 }; /* add into C (a residual already there) instead of overwriting */
+
+typedef enum { SPLADE_GEMM_AUTO = 0, SPLADE_GEMM_AVX512 = 1, SPLADE_GEMM_BLAS = 2 } splade_gemm_path;
+
+/* C[m][n] = A[m]·W[n] + bias[n] (+ C[m][n] with SPLADE_GEMM_ACCUM) for m < M, n0 <= n < n1.
+ * A [M,K] row-major (row stride K); W [N,K] row-major (nn.Linear [out,in]); C row stride ldc.
+ * scratch: splade_gemm_scratch_floats(K) floats, 64-byte aligned, private to the caller's thread.
+ * AUTO picks AVX-512 when the CPU has it and M is small (see gemm_cpu.c), else OpenBLAS
+ * (single-threaded call: the caller owns the threading). */
+void splade_gemm_nt(splade_gemm_path path, const float *A, int32_t M, int32_t K, const float *W,
+                    const float *bias, int32_t n0, int32_t n1, float *C, int32_t ldc, int flags, float *scratch);
+
+size_t splade_gemm_scratch_floats(int32_t K);
+
+/* 1 when this CPU runs the AVX-512 kernel (and $SPLADE_GEMM_CPU is not "blas"). */
+int splade_gemm_avx512_usable(void);
+
+/* The path AUTO takes for M rows. */
+splade_gemm_path splade_gemm_auto_path(int32_t M);
+
+#endif
