@@ -11,7 +11,10 @@ log1p(relu(logits)) (masked). Writes to --out:
   reference.trec   top-100 per test query (exact float64 scores; score ties by docno descending)
   reference.json   nDCG@10 / MRR@10 / R@100 of the float run (trec_eval definitions), the same
                    for the 8-bit quantized scheme of docs/FORMAT.md applied to these vectors
-                   (integer scores, ties to the lower corpus position) and vector statistics."""
+                   (integer scores, ties to the lower corpus position) and vector statistics.
+
+With --doc-vectors/--query-vectors (JSONL of `splade-index encode`), no torch is needed: the same
+float-vs-quantized comparison runs on those vectors (the quantization effect of our own index)."""
 import argparse
 import json
 import math
@@ -19,8 +22,6 @@ import os
 import time
 
 import numpy as np
-import torch
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 
 def read_jsonl(path):
@@ -39,10 +40,11 @@ def read_qrels(path):
     return qrels
 
 
-@torch.no_grad()
 def encode(model, tok, texts, max_length, batch, device):
+    import torch
     out = torch.zeros(len(texts), model.config.vocab_size, dtype=torch.float32, device=device)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    torch.set_grad_enabled(False)
     for s in range(0, len(texts), batch):
         idx = order[s:s + batch]
         enc = tok([texts[i] for i in idx], max_length=max_length, truncation=True, padding=True,
@@ -60,6 +62,7 @@ def load_model(path):
     missing tensor other than the tied decoder is an error (a silently default-initialized
     LayerNorm gave nDCG 0.002 in a first run)."""
     from safetensors.torch import load_file
+    from transformers import BertConfig, BertForMaskedLM
     model = BertForMaskedLM(BertConfig.from_pretrained(path))
     sd = {k.replace(".gamma", ".weight").replace(".beta", ".bias"): v
           for k, v in load_file(os.path.join(path, "model.safetensors")).items()}
@@ -93,29 +96,72 @@ def quantize(w, mx):
     return np.where(w > 0, q, 0)
 
 
+def read_vectors(path, vocab):
+    ids, rows = [], []
+    for rec in read_jsonl(path):
+        ids.append(str(rec["id"]))
+        rows.append({vocab.setdefault(t, len(vocab)): w for t, w in rec["vector"].items()})
+    return ids, rows
+
+
+def dense(rows, n_cols):
+    m = np.zeros((len(rows), n_cols), dtype=np.float32)
+    for i, r in enumerate(rows):
+        for t, w in r.items():
+            m[i, t] = w
+    return m
+
+
+def torch_vectors(a, texts, qtexts):
+    import torch
+    from transformers import AutoTokenizer
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    # transformers 5 ignores BertTokenizerFast(vocab_file=...) (every token became [UNK]: nDCG 0.002
+    # in the first two runs); AutoTokenizer reads vocab.txt + tokenizer_config.json properly.
+    tok = AutoTokenizer.from_pretrained(a.model)
+    probe = tok("insulin resistance in muscle")["input_ids"]
+    if tok.unk_token_id in probe or len(probe) < 5:
+        raise SystemExit(f"tokenizer broken: {probe}")
+    model = load_model(a.model).to(device).eval()
+    D = encode(model, tok, texts, a.max_length, a.batch, device)
+    Q = encode(model, tok, qtexts, a.max_length, a.batch, device)
+    S = (Q.double() @ D.double().T).cpu().numpy()
+    return D.cpu().numpy(), Q.cpu().numpy(), S, {"device": device, "torch": torch.__version__}
+
+
+def file_vectors(a, doc_ids, qids):
+    vocab = {}
+    dids, drows = read_vectors(a.doc_vectors, vocab)
+    vq, qrows = read_vectors(a.query_vectors, vocab)
+    if dids != doc_ids:
+        raise SystemExit("doc vectors are not in corpus order")
+    qpos = {q: i for i, q in enumerate(vq)}
+    D = dense(drows, len(vocab))
+    Q = dense([qrows[qpos[q]] for q in qids], len(vocab))
+    return D, Q, Q.astype(np.float64) @ D.astype(np.float64).T, {"vectors": a.doc_vectors}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--model")
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--doc-vectors")
+    ap.add_argument("--query-vectors")
     a = ap.parse_args()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
     t0 = time.time()
-    lower = json.load(open(os.path.join(a.model, "tokenizer_config.json"))).get("do_lower_case", True)
-    tok = BertTokenizerFast(vocab_file=os.path.join(a.model, "vocab.txt"), do_lower_case=lower)
-    model = load_model(a.model).to(device).eval()
     corpus = read_jsonl(os.path.join(a.data, "corpus.jsonl"))
     queries = {q["_id"]: q["text"] for q in read_jsonl(os.path.join(a.data, "queries.jsonl"))}
     qrels = read_qrels(os.path.join(a.data, "qrels", "test.tsv"))
     doc_ids = [d["_id"] for d in corpus]
     texts = [(d.get("title") or "") + " " + d["text"] if d.get("title") else d["text"] for d in corpus]
     qids = sorted(q for q in qrels if any(r >= 1 for r in qrels[q].values()))
-    D = encode(model, tok, texts, a.max_length, a.batch, device)
-    Q = encode(model, tok, [queries[q] for q in qids], a.max_length, a.batch, device)
-    S = (Q.double() @ D.double().T).cpu().numpy()
-    Dn, Qn = D.cpu().numpy(), Q.cpu().numpy()
+    if a.doc_vectors:
+        Dn, Qn, S, info = file_vectors(a, doc_ids, qids)
+    else:
+        Dn, Qn, S, info = torch_vectors(a, texts, [queries[q] for q in qids])
     gmax = float(Dn.max())
     Dq = quantize(Dn, gmax)
     Sq = np.stack([quantize(Qn[i], float(Qn[i].max())) for i in range(len(qids))]) @ Dq.T
@@ -130,14 +176,13 @@ def main():
             qorder = np.lexsort((np.arange(len(doc_ids)), -Sq[qi]))[:100]  # ties: lower position
             quant_m.append(metrics([doc_ids[i] for i in qorder if Sq[qi][i] > 0], qrels[q]))
     mean = lambda m, k: float(np.mean([x[k] for x in m]))
-    res = {
-        "queries": len(qids), "docs": len(doc_ids), "max_length": a.max_length, "device": device,
-        "torch": torch.__version__, "float": {"ndcg@10": mean(float_m, 0), "mrr@10": mean(float_m, 1),
-                                              "recall@100": mean(float_m, 2)},
+    res = dict(info, **{
+        "queries": len(qids), "docs": len(doc_ids), "max_length": a.max_length,
+        "float": {"ndcg@10": mean(float_m, 0), "mrr@10": mean(float_m, 1), "recall@100": mean(float_m, 2)},
         "quantized_u8": {"ndcg@10": mean(quant_m, 0), "mrr@10": mean(quant_m, 1), "recall@100": mean(quant_m, 2)},
         "doc_nnz_mean": float((Dn > 0).sum(1).mean()), "query_nnz_mean": float((Qn > 0).sum(1).mean()),
         "doc_weight_max": gmax, "seconds": time.time() - t0,
-    }
+    })
     json.dump(res, open(os.path.join(a.out, "reference.json"), "w"), indent=1)
     print(json.dumps(res, indent=1))
 
