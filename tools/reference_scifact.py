@@ -57,10 +57,9 @@ def encode(model, tok, texts, max_length, batch, device):
 
 
 def load_model(path):
-    """BertForMaskedLM with splade-tiny's weights. Its checkpoint names LayerNorm parameters
-    gamma/beta (TF style), which transformers 5 no longer maps by itself: renamed here, and any
-    missing tensor other than the tied decoder is an error (a silently default-initialized
-    LayerNorm gave nDCG 0.002 in a first run)."""
+    """BertForMaskedLM with splade-tiny's weights, loaded by hand so that nothing is silently left at
+    its initial value: the checkpoint names LayerNorm parameters gamma/beta (TF style), renamed
+    here, and any missing tensor other than the tied decoder is an error."""
     from safetensors.torch import load_file
     from transformers import BertConfig, BertForMaskedLM
     model = BertForMaskedLM(BertConfig.from_pretrained(path))
