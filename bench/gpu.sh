@@ -1,9 +1,19 @@
 #!/bin/sh
-# The one command for the GPU machine: build (sm_90a), CUDA tests, compute-sanitizer
-# (memcheck + racecheck) on the LM head test at small shapes, bench-lmhead, the PyTorch
-# peer (.gpu/torch_splade_peer.py, carried: copy /work/shared/peer/torch_splade_peer.py
-# into .gpu/ first), bench/gpu_encoder.sh when present, then a side-by-side table.
-# Logs and JSON go to $OUT (<= 8 files). Aim: <= ~5 minutes in all.
+# The one command for the GPU machine: build (sm_90a), CUDA tests (the encoder's in both GELU
+# modes), compute-sanitizer (memcheck + racecheck) at small shapes on the LM head and encoder
+# tests, bench-lmhead, the PyTorch peer, bench/gpu_encoder.sh (fixed shapes + real SciFact
+# documents), then the side-by-side tables (LM head, then the end-to-end encoder) last.
+# Logs and JSON go to $OUT (<= 8 files). Aim: <= ~7 minutes in all.
+#
+# Re-run it (device `run` tool), after this one-time setup here in the repo root:
+#   mkdir -p .gpu/scifact .gpu/bert-base-uncased && cp ../shared/data/scifact/corpus.jsonl .gpu/scifact/ &&
+#   cp ../shared/data/bert-base-uncased/tokenizer.json .gpu/bert-base-uncased/ &&
+#   cp ../shared/peer/torch_splade_peer.py .gpu/ && make models   # cache/splade-tiny (for the tiny test)
+# then:
+#   run(kind="nvidia-h200", timeout_s=600, command="sh bench/gpu.sh",
+#       carry=[".gpu/lm-sysroot.tar.gz", ".gpu/torch_splade_peer.py", ".gpu/scifact/corpus.jsonl",
+#              ".gpu/bert-base-uncased/tokenizer.json", "cache/splade-tiny"])
+# (about 40 MiB carried; all of .gpu is over the 64 MiB limit, so name the files one by one.)
 #
 # The GPU image lacks the -dev packages of cmocka, jansson, utf8proc and streamvbyte (and has no
 # network for apt): carry .gpu/lm-sysroot.tar.gz too. To rebuild it on a Debian/Ubuntu box:
@@ -12,11 +22,10 @@
 #     libstreamvbyte0 libstreamvbyte-dev libgfortran5 libquadmath0 && cd .. && \
 #   for f in d/*.deb; do dpkg -x $f sr; done && find sr -name '*.a' -delete && rm -rf sr/usr/share && \
 #   tar czf .gpu/lm-sysroot.tar.gz -C sr usr
-# run carry: [".gpu/lm-sysroot.tar.gz", ".gpu/torch_splade_peer.py"] (all of .gpu is over 64 MiB).
 #
-# Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 150),
-# SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab tile rows), NCU=1 (profile),
-# GIT_COMMIT (when .git did not travel).
+# Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 240; the peer's
+# encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab
+# tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel).
 set -u
 OUT=${OUT:-/tmp/splade-gpu-out}
 mkdir -p "$OUT"
@@ -76,14 +85,32 @@ for n in $TESTS; do
 done
 grep -E '^\s+\[lmhead_gpu\]|^\[  (PASSED|FAILED|SKIPPED) \]' "$LOG" | tail -60
 
+# the encoder test once more with the exact erf GELU (the default is the fused tanh epilogue)
+if echo "$TESTS" | grep -q test_gpu_encoder; then
+    say "test test_gpu_encoder, SPLADE_GPU_GELU=erf (random models)"
+    if SPLADE_GPU_GELU=erf SPLADE_GPU_TEST_SMALL=1 timeout 60 "$BUILD/tests/test_gpu_encoder" >>"$LOG" 2>&1; then
+        say "  test_gpu_encoder (erf): ok"
+    else
+        say "  test_gpu_encoder (erf): FAILED"; rc=1
+    fi
+fi
+grep -E 'rel-L2' "$LOG" | tail -30
+
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
-    for tool in memcheck racecheck; do
-        say "compute-sanitizer --tool $tool (SPLADE_LMHEAD_TEST_SMALL=1)"
-        if SPLADE_LMHEAD_TEST_SMALL=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 3 \
-            "$BUILD/tests/test_lmhead_gpu" >"$OUT/.san" 2>&1; then
-            say "  $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/.san" | tail -1))"
+    # LM head test at small shapes; encoder test: memcheck on all random models (~15 s),
+    # racecheck on the long sequences only (the attention's K/V ring refills; the whole test is > 40 s)
+    for spec in "memcheck test_lmhead_gpu" "racecheck test_lmhead_gpu" "memcheck test_gpu_encoder" \
+                "racecheck test_gpu_encoder"; do
+        set -- $spec
+        tool=$1; tb=$2
+        [ -x "$BUILD/tests/$tb" ] || continue
+        flt=""; [ "$tb" = test_gpu_encoder ] && [ "$tool" = racecheck ] && flt=test_long_sequences
+        say "compute-sanitizer --tool $tool $tb (small shapes${flt:+, $flt})"
+        if SPLADE_LMHEAD_TEST_SMALL=1 SPLADE_GPU_TEST_SMALL=1 SPLADE_GPU_TEST_FILTER=${flt:-*} timeout 150 \
+            compute-sanitizer --tool $tool --error-exitcode 3 "$BUILD/tests/$tb" >"$OUT/.san" 2>&1; then
+            say "  $tool $tb: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/.san" | tail -1))"
         else
-            say "  $tool: FAILED"; rc=1; head -40 "$OUT/.san"
+            say "  $tool $tb: FAILED"; rc=1; head -40 "$OUT/.san"
         fi
         cat "$OUT/.san" >>"$LOG"; rm -f "$OUT/.san"
     done
@@ -120,8 +147,8 @@ if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
 fi
 
 if [ "${SKIP_PEER:-0}" != 1 ] && [ -f .gpu/torch_splade_peer.py ]; then
-    say "torch peer (timeout ${PEER_TIMEOUT:-150}s)"
-    OUT="$OUT" PYTHONUNBUFFERED=1 timeout "${PEER_TIMEOUT:-150}" python3 .gpu/torch_splade_peer.py \
+    say "torch peer (timeout ${PEER_TIMEOUT:-240}s)"
+    OUT="$OUT" PYTHONUNBUFFERED=1 timeout "${PEER_TIMEOUT:-240}" python3 .gpu/torch_splade_peer.py \
         >"$OUT/torch_peer.log" 2>&1 || say "  torch peer ended early (rc $?); rows so far kept"
 elif [ "${SKIP_PEER:-0}" != 1 ]; then
     say "no .gpu/torch_splade_peer.py (copy it from /work/shared/peer and carry .gpu)"
@@ -129,11 +156,11 @@ fi
 
 if [ "${SKIP_ENCODER:-0}" != 1 ] && [ -f bench/gpu_encoder.sh ]; then
     say "bench/gpu_encoder.sh"
-    mkdir -p "$OUT/encoder"
     mk "$BUILD/bench/bench_encoder_gpu" >>"$LOG" 2>&1 || say "  build of bench_encoder_gpu FAILED"
-    OUT="$OUT/encoder" BUILD=$BUILD BENCH_BIN="$BUILD/bench/bench_encoder_gpu" timeout 120 sh bench/gpu_encoder.sh \
+    # writes encoder-gpu.txt straight into $OUT (a sub-folder's files would count against the 8)
+    OUT="$OUT" BUILD=$BUILD BENCH_BIN="$BUILD/bench/bench_encoder_gpu" timeout 150 sh bench/gpu_encoder.sh \
         >>"$LOG" 2>&1 || say "  gpu_encoder.sh FAILED"
-    tail -25 "$OUT/encoder/encoder-gpu.txt" 2>/dev/null
+    grep -E '^###|^\| (fixed|docs)' "$OUT/encoder-gpu.txt" 2>/dev/null
 fi
 
 say "summary"
@@ -181,6 +208,55 @@ for (B, S, V) in shapes:
     epk = peer.get((B, S, V, "naive_eager"), {}).get("peak_mib")
     print(f"| {B} | {S} | {V} | {f(fu)} | {f(mm)} | {f(nv)} | {f(g)} | {f(gp)} | {f(te)} | {f(tc)} | {f(tf, 0)} | "
           f"{ratio(nv, fu)} | {ratio(te, fu)} | {ratio(tc, fu)} | {ratio(g, fu)} | {f(fpk, 1)} | {epk if epk is not None else '-'} |")
+PY
+python3 - "$OUT" "$COMMIT" <<'PY' | tee -a "$OUT/summary.md"
+# End-to-end encoder, last: ours (bench_encoder_gpu's first, default variant) vs the transformers peer.
+import json, os, re, sys
+out, commit = sys.argv[1], sys.argv[2]
+peer = {}
+p = os.path.join(out, "torch_peer.log")
+if os.path.exists(p):
+    for line in open(p):
+        if line.startswith("{"):
+            try:
+                r = json.loads(line)
+            except Exception:
+                continue
+            if r.get("part") == "encoder":
+                peer[(r["B"], r["S"])] = r
+ours, docs, mem, block = {}, [], "", 0
+p = os.path.join(out, "encoder-gpu.txt")
+if os.path.exists(p):
+    for line in open(p):
+        if line.startswith("###"):
+            block += 1
+        if block != 1:
+            continue
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if c[0] == "fixed":
+            ours[(int(c[1]), int(c[2]))] = (float(c[3]), float(c[4]))
+        elif c[0].startswith("docs"):
+            docs.append(line.strip())
+        elif line.startswith("device memory after the fixed"):
+            mem = line.strip()
+print()
+print(f"End-to-end SPLADE encoder (bert-base, L=12, fused head, default configuration), commit {commit}; "
+      "peer = transformers BertForMaskedLM eager bf16 + SDPA + SPLADE max (same run)")
+print()
+print("| B | S | ours ms | ours docs/s | peer ms | peer docs/s | speed-up (docs/s) | peer peak MiB |")
+print("|---|---|---|---|---|---|---|---|")
+for k in sorted(set(ours) | set(peer)):
+    o, r = ours.get(k), peer.get(k, {})
+    pm = r.get("ms")
+    sp = f"{(o[1] / r['docs_per_s']):.2f}x" if o and r.get("docs_per_s") else "-"
+    print(f"| {k[0]} | {k[1]} | {o[0] if o else '-'} | {o[1] if o else '-'} | {pm if pm is not None else '-'} | "
+          f"{r.get('docs_per_s', '-')} | {sp} | {r.get('peak_mib', '-')} |")
+if docs:
+    print("\nSciFact (5,183 docs, packed, ours):")
+    for d in docs:
+        print(d)
+if mem:
+    print("\n" + mem)
 PY
 say "done (rc $rc)"
 exit $rc
