@@ -14,7 +14,7 @@
  * GELU: BERT uses the exact erf form; cuBLASLt's GELU epilogues implement the tanh approximation
  * (|difference| <= 4.7e-4, below bf16's resolution of the stored activation). By default the FFN
  * GEMM uses the fused CUBLASLT_EPILOGUE_GELU_BIAS; SPLADE_GPU_GELU=erf at create() selects the
- * bias epilogue plus a separate in-place exact-erf pass (~1 ms more at B=128, S=256 on an H200).
+ * bias epilogue plus a separate in-place exact-erf pass (~1.5 ms more at B=128, S=256 on an H200).
  * docs/GPU_ENCODER.md gives the cost and the accuracy of each. The CPU path stays exact erf.
  *
  * SPLADE_GPU_ATTN=1 selects the previous attention kernel (64 query rows per block, K/V double
