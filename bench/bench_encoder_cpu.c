@@ -1,7 +1,11 @@
 /* CPU encoder benchmark: latency of one 32-token query and throughput on 256-token documents,
  * for splade-tiny and a random-weight bert-base-shaped model, with 1 and 2 OpenBLAS threads.
  *
- *   bench_encoder_cpu [--quick] [MODEL_DIR...]
+ *   bench_encoder_cpu [--quick] [--threads N] [--query] [MODEL_DIR...]
+ *
+ * --threads N: only N threads (default: 1 then 2); --query: skip the documents.
+ * Each row ends with the load average (1 min) read after it: the machine is shared, and a
+ * load above the thread count means the wall times include waiting for a core.
  *
  * Default models: cache/splade-tiny (make models) and cache/rand-bert-base
  * (python3 tools/make_random_model.py --out cache/rand-bert-base --layers 12 --hidden 768
@@ -88,7 +92,19 @@ static double time_encode(const splade_model *m, int threads, int n, int len, in
     return med;
 }
 
-static void bench_model(const char *dir, int quick)
+static double loadavg1(void)
+{
+    double l = -1.0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1.0;
+        fclose(f);
+    }
+    return l;
+}
+
+static void bench_model(const char *dir, int quick, int only_threads, int query_only)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
@@ -104,11 +120,14 @@ static void bench_model(const char *dir, int quick)
     int big = m->cfg.hidden_size >= 512;
     int qiters = quick ? 5 : big ? 21 : 101, docs = big ? 4 : 32, diters = quick ? 1 : big ? 3 : 5;
     for (int threads = 1; threads <= 2; threads++) {
-        double qc, dc;
+        if (only_threads > 0 && threads != only_threads)
+            continue;
+        double qc, dc = 0.0;
         double q = time_encode(m, threads, 1, 32, qiters, &qc);
-        double d = time_encode(m, threads, docs, 256, diters, &dc);
-        printf("| %s (L%d H%d) | %d | %.2f | %.2f | %.1f | %.1f | %.1f |\n", dir, m->cfg.num_layers,
-               m->cfg.hidden_size, threads, q, qc, docs * 1000.0 / d, d / docs, dc / docs);
+        double d = query_only ? 0.0 : time_encode(m, threads, docs, 256, diters, &dc);
+        printf("| %s (L%d H%d) | %d | %.2f | %.2f | %.1f | %.1f | %.1f | %.2f |\n", dir, m->cfg.num_layers,
+               m->cfg.hidden_size, threads, q, qc, d > 0 ? docs * 1000.0 / d : 0.0, d / docs, dc / docs,
+               loadavg1());
         fflush(stdout);
     }
     splade_model_free(m);
@@ -116,11 +135,15 @@ static void bench_model(const char *dir, int quick)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, n = 0;
+    int quick = 0, n = 0, only_threads = 0, query_only = 0;
     const char *dirs[16];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--query"))
+            query_only = 1;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            only_threads = atoi(argv[++i]);
         else if (n < 16)
             dirs[n++] = argv[i];
     }
@@ -128,9 +151,9 @@ int main(int argc, char **argv)
         dirs[n++] = "cache/splade-tiny";
         dirs[n++] = "cache/rand-bert-base";
     }
-    printf("| model | threads | query 32 tok wall ms | query CPU ms | docs/s (256 tok) | wall ms/doc | CPU ms/doc |\n"
-           "|---|---|---|---|---|---|---|\n");
+    printf("| model | threads | query 32 tok wall ms | query CPU ms | docs/s (256 tok) | wall ms/doc | CPU ms/doc | load |\n"
+           "|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n; i++)
-        bench_model(dirs[i], quick);
+        bench_model(dirs[i], quick, only_threads, query_only);
     return 0;
 }

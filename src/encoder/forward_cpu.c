@@ -9,6 +9,7 @@
 #include "encoder/attention_cpu.h"
 #include "encoder/cpu_team.h"
 #include "encoder/gemm_cpu.h"
+#include "encoder/rowops_cpu.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -31,59 +32,6 @@ typedef struct {
 
 enum { COL_ALIGN = 16 }; /* column splits on whole vectors (and whole 8-row W groups) */
 
-static void layer_norm(float *x, int32_t r0, int32_t r1, int32_t H, const float *g, const float *b, float eps)
-{
-    for (int32_t t = r0; t < r1; t++) {
-        float *r = x + (size_t)t * H;
-        double mean = 0.0, var = 0.0;
-        for (int32_t j = 0; j < H; j++)
-            mean += r[j];
-        mean /= H;
-        for (int32_t j = 0; j < H; j++)
-            var += (r[j] - mean) * (r[j] - mean);
-        float inv = (float)(1.0 / sqrt(var / H + eps));
-        for (int32_t j = 0; j < H; j++)
-            r[j] = (float)((r[j] - mean) * inv) * g[j] + b[j];
-    }
-}
-
-/* Exact GELU, as BERT's "gelu": x * Phi(x) with erf, not the tanh approximation. */
-static void gelu_scalar(float *x, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++)
-        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) &&                              \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#include <immintrin.h>
-#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
-/* glibc's libmvec erff, 16 lanes: scalar erff was ~10% of a bert-base query. */
-AVX512 __m512 _ZGVeN16v_erff(__m512 x);
-
-AVX512 static void gelu_avx512(float *x, int32_t n)
-{
-    int32_t i = 0;
-    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), r2 = _mm512_set1_ps((float)M_SQRT1_2);
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_loadu_ps(x + i);
-        __m512 e = _ZGVeN16v_erff(_mm512_mul_ps(v, r2));
-        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e)));
-    }
-    gelu_scalar(x + i, n - i);
-}
-
-static void gelu(float *x, int32_t n)
-{
-    if (splade_gemm_avx512_usable())
-        gelu_avx512(x, n);
-    else
-        gelu_scalar(x, n);
-}
-#else
-static void gelu(float *x, int32_t n) { gelu_scalar(x, n); }
-#endif
-
 /* This thread's columns of y = x W^T + b (+ y when accumulate), then GELU on them if asked. */
 static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,
                         const float *b, int32_t N, float *y, int flags, int act_gelu)
@@ -94,7 +42,7 @@ static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, i
                    f->w->scratch + (size_t)tid * f->w->per_thread);
     if (act_gelu)
         for (int32_t r = 0; r < f->T; r++)
-            gelu(y + (size_t)r * N + n0, n1 - n0);
+            splade_gelu(y + (size_t)r * N + n0, n1 - n0);
 }
 
 /* This thread's columns of dst = src (the residual the next GEMM accumulates onto). */
@@ -110,7 +58,7 @@ static void layer_norm_part(const fwd *f, int tid, splade_team *t, float *x, con
 {
     int r0, r1;
     splade_team_split(tid, splade_team_size(t), f->T, 1, &r0, &r1);
-    layer_norm(x, r0, r1, f->m->cfg.hidden_size, g, b, f->m->cfg.layer_norm_eps);
+    splade_layer_norm(x, r0, r1, f->m->cfg.hidden_size, g, b, f->m->cfg.layer_norm_eps);
 }
 
 /* This thread's (sequence, head) pairs: a sequence only sees its own rows. */
@@ -171,7 +119,7 @@ static void embed_part(const fwd *f, int tid, splade_team *t)
             for (int32_t j = 0; j < H; j++)
                 r[j] = we[j] + pe[j] + m->type_emb[j]; /* token type 0 */
         }
-    layer_norm(f->w->x, r0, r1, H, m->emb_ln_g, m->emb_ln_b, m->cfg.layer_norm_eps);
+    splade_layer_norm(f->w->x, r0, r1, H, m->emb_ln_g, m->emb_ln_b, m->cfg.layer_norm_eps);
 }
 
 /* Embeddings, every layer and the MLM transform (dense + GELU + LayerNorm, into w->q). */

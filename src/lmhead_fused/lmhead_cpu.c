@@ -3,7 +3,8 @@
  * Bias, relu and log1p come once at the end: max commutes with the monotone activation, so the
  * [seq, V] logits never exist beyond one tile. With several threads, tiles are dealt round-robin
  * to threads that each run single-threaded sgemm: the tiles are independent, and a query's
- * 32-row gemm is too small for OpenBLAS's own threading to pay off. */
+ * 32-row gemm is too small for OpenBLAS's own threading to pay off. The AVX-512 kernel instead
+ * gives each thread one contiguous, equal share of the vocabulary. */
 #include "splade.h"
 #include "splade/lmhead.h"
 #include "lmhead_fused/lmhead_cpu_internal.h"
@@ -115,12 +116,22 @@ typedef struct {
 static void *head_worker(void *arg)
 {
     head_job *j = arg;
-    /* C holds a gemm tile (BLAS path) or the transposed block Ht [D][32] (AVX-512 path). */
-    size_t c_floats = (size_t)ROW_CAP * VT > (size_t)j->D * 32 ? (size_t)ROW_CAP * VT : (size_t)j->D * 32;
+    /* C holds a gemm tile (BLAS path) or the transposed block Ht [D][32] (AVX-512 path: 8 MiB
+     * for the BLAS tile would be an mmap/munmap per query for nothing). */
+    size_t c_floats = splade_lmhead_cpu_avx512_usable() ? (size_t)j->D * 32 : (size_t)ROW_CAP * VT;
+    c_floats = c_floats > (size_t)j->D * 32 ? c_floats : (size_t)j->D * 32;
     float *C = aligned_alloc(64, c_floats * sizeof *C);
     piece *pc = malloc(ROW_CAP * sizeof *pc);
     if (!C || !pc) {
         j->rc = SPLADE_ERR_NOMEM;
+    } else if (splade_lmhead_cpu_avx512_usable()) {
+        /* One contiguous share of the vocabulary per thread (rounded to the kernel's 8 rows), in
+         * tiles: equal shares, where round-robin VT tiles gave one thread 8 of 15 (splade-tiny). */
+        int32_t lo = (int32_t)((int64_t)j->V * j->tid / j->nthreads) / 8 * 8;
+        int32_t hi = j->tid + 1 == j->nthreads ? j->V : (int32_t)((int64_t)j->V * (j->tid + 1) / j->nthreads) / 8 * 8;
+        for (int32_t v0 = lo; v0 < hi; v0 += VT)
+            tile(j->H, j->seq_start, j->seq_len, j->B, j->D, j->W, v0, hi - v0 < VT ? hi - v0 : VT, j->V, j->out,
+                 C, pc);
     } else {
         for (int32_t v0 = j->tid * VT; v0 < j->V; v0 += j->nthreads * VT)
             tile(j->H, j->seq_start, j->seq_len, j->B, j->D, j->W, v0, j->V - v0 < VT ? j->V - v0 : VT, j->V,

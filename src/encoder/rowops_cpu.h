@@ -1,0 +1,14 @@
+/* Row-wise fp32 operations of the CPU forward: LayerNorm and exact (erf) GELU, vectorized with
+ * AVX-512 where the CPU has it. Private to src/encoder/. */
+#ifndef SPLADE_ROWOPS_CPU_H
+#define SPLADE_ROWOPS_CPU_H
+
+#include <stdint.h>
+
+/* Rows [r0, r1) of x [*, H]: x = (x - mean) / sqrt(var + eps) * g + b, statistics in double. */
+void splade_layer_norm(float *x, int32_t r0, int32_t r1, int32_t H, const float *g, const float *b, float eps);
+
+/* x[i] = x * Phi(x) with erf (BERT's "gelu", not the tanh approximation), i < n. */
+void splade_gelu(float *x, int32_t n);
+
+#endif
