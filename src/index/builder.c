@@ -199,8 +199,10 @@ int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32
     int rc = reserve_forward(b, (uint64_t)n);
     if (rc < 0)
         return rc;
-    memcpy(b->fterms + b->fn, terms, (size_t)n * sizeof *terms);
-    memcpy(b->fweights + b->fn, weights, (size_t)n * sizeof *weights);
+    if (n > 0) { /* an empty vector may come with NULL arrays, which memcpy must not see */
+        memcpy(b->fterms + b->fn, terms, (size_t)n * sizeof *terms);
+        memcpy(b->fweights + b->fn, weights, (size_t)n * sizeof *weights);
+    }
     b->fwd_off[doc] = b->fn;
     b->fwd_len[doc] = (uint32_t)n;
     b->fn += (uint64_t)n;
