@@ -53,7 +53,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev
 
-.PHONY: all deps test bench models demo fuzz clean
+.PHONY: all deps check test bench models demo fuzz clean
 all: $(BUILD)/.deps-ok $(BIN)
 
 # Installs only what is missing, so repeated builds never touch apt.
@@ -95,8 +95,20 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 models:
 	-@python3 tools/fetch_splade_tiny.py --quiet
 
-test: all $(TEST_BIN) $(FUZZ_REPLAY) models
+# `make test` = the suite on the normal build, then again under ASan+UBSan (CPU-only build in
+# $(BUILD)-san), then one closing line over both. `make check` runs the first part alone.
+check: all $(TEST_BIN) $(FUZZ_REPLAY) models
 	@BUILD=$(BUILD) sh tests/run.sh
+
+ifeq ($(SAN),1)
+test: check
+else
+test: check
+	@echo "== the same suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 BUILD=$(BUILD)-san check
+	@cat $(BUILD)/test-counts $(BUILD)-san/test-counts | \
+	  awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "all: %d passed, %d failed, %d skipped\n", p, f, s}'
+endif
 
 bench: all $(BENCH_BIN) models
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done

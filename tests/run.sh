@@ -37,4 +37,5 @@ done
 rm -f "$log"
 [ -n "$broken" ] && echo "failing:$broken"
 echo "tests: $pass passed, $fail failed, $skip skipped"
+echo "$pass $fail $skip" > "$BUILD/test-counts"
 [ $fail -eq 0 ]
