@@ -10,8 +10,10 @@
 #   cp ../shared/data/bert-base-uncased/tokenizer.json .gpu/bert-base-uncased/ &&
 #   cp ../shared/peer/torch_splade_peer.py .gpu/ && make models   # cache/splade-tiny (for the tiny test)
 # then:
+#   mkdir -p .gpu/scifact/qrels && cp ../shared/data/scifact/queries.jsonl .gpu/scifact/ &&
+#   cp ../shared/data/scifact/qrels/test.tsv .gpu/scifact/qrels/     # the reference pipeline
 #   run(kind="nvidia-h200", timeout_s=600, command="sh bench/gpu.sh",
-#       carry=[".gpu/lm-sysroot.tar.gz", ".gpu/torch_splade_peer.py", ".gpu/scifact/corpus.jsonl",
+#       carry=[".gpu/lm-sysroot.tar.gz", ".gpu/torch_splade_peer.py", ".gpu/scifact",
 #              ".gpu/bert-base-uncased/tokenizer.json", "cache/splade-tiny"])
 # (about 40 MiB carried; all of .gpu is over the 64 MiB limit, so name the files one by one.)
 #
@@ -99,8 +101,9 @@ grep -E 'rel-L2' "$LOG" | tail -30
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
     # LM head test at small shapes; encoder test: memcheck on all random models (~15 s),
     # racecheck on the long sequences only (the attention's K/V ring refills; the whole test is > 40 s)
-    for spec in "memcheck test_lmhead_gpu" "racecheck test_lmhead_gpu" "memcheck test_gpu_encoder" \
-                "racecheck test_gpu_encoder"; do
+    for spec in "memcheck test_lmhead_gpu" "racecheck test_lmhead_gpu" "initcheck test_lmhead_gpu" \
+                "synccheck test_lmhead_gpu" "memcheck test_gpu_encoder" "racecheck test_gpu_encoder" \
+                "initcheck test_gpu_encoder" "synccheck test_gpu_encoder"; do
         set -- $spec
         tool=$1; tb=$2
         [ -x "$BUILD/tests/$tb" ] || continue
@@ -161,6 +164,14 @@ if [ "${SKIP_ENCODER:-0}" != 1 ] && [ -f bench/gpu_encoder.sh ]; then
     OUT="$OUT" BUILD=$BUILD BENCH_BIN="$BUILD/bench/bench_encoder_gpu" timeout 150 sh bench/gpu_encoder.sh \
         >>"$LOG" 2>&1 || say "  gpu_encoder.sh FAILED"
     grep -E '^###|^\| (fixed|docs)' "$OUT/encoder-gpu.txt" 2>/dev/null
+fi
+
+if [ "${SKIP_REFERENCE:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d cache/splade-tiny ]; then
+    # issue 4's quality reference: transformers vectors of splade-tiny, exact dot products, nDCG@10
+    say "reference SciFact pipeline (transformers, splade-tiny)"
+    PYTHONUNBUFFERED=1 timeout 120 python3 tools/reference_scifact.py --model cache/splade-tiny \
+        --data .gpu/scifact --out "$OUT" >>"$LOG" 2>&1 || say "  reference_scifact.py FAILED"
+    [ -f "$OUT/reference.json" ] && python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=1)[:1500])" "$OUT/reference.json"
 fi
 
 say "summary"
@@ -258,5 +269,9 @@ if docs:
 if mem:
     print("\n" + mem)
 PY
+# At most 8 files come back from $OUT: everything goes into one archive, and the few files that
+# bench/results/ quotes stay beside it.
+( cd "$OUT" && tar czf gpu-results.tar.gz --exclude=gpu-results.tar.gz . ) &&
+    ( cd "$OUT" && ls | grep -vxE 'gpu-results.tar.gz|summary.md|gpu_sh.log|bench_lmhead.json|reference.json|encoder-gpu.txt' | xargs -r rm -f )
 say "done (rc $rc)"
 exit $rc
