@@ -1,24 +1,26 @@
 /* A team of threads running one function together (SPMD), with a barrier between steps: the CPU
- * forward runs every layer on the team, so threads start once per forward pass rather than
- * once per GEMM. Private to src/encoder/. */
+ * forward runs every layer on one team, and the LM head on the next, so threads start once per
+ * process rather than once per GEMM or per query. Private to src/ (CPU encoder and LM head). */
 #ifndef SPLADE_CPU_TEAM_H
 #define SPLADE_CPU_TEAM_H
 
 typedef struct splade_team splade_team;
 
-/* fn(ctx, tid, team) runs on n threads (the caller's thread is tid 0) and returns a status;
- * returns the first non-zero status. A thread that cannot start makes the team smaller: its
- * work is never lost, because fn must split work by splade_team_size(). */
+/* fn(ctx, tid, team) runs on up to n threads (the caller's thread is tid 0); returns the first
+ * non-zero status. Members come from a persistent pool (parked when idle); if the pool is busy
+ * (another team is running) the members are started for this call. Fewer threads than asked
+ * make a smaller team, so fn must split work by splade_team_size(). fn must not return early on
+ * some members only: the others would wait at the next barrier forever. */
 typedef int (*splade_team_fn)(void *ctx, int tid, splade_team *t);
 int splade_team_run(int n, splade_team_fn fn, void *ctx);
 
 int splade_team_size(const splade_team *t);
 
-/* Every thread waits until all have arrived. Spins briefly, then yields: the machine may be
+/* Every member waits until all have arrived. Spins briefly, then yields: the machine may be
  * shared, and a spinning waiter must not keep a descheduled partner from running. */
 void splade_team_barrier(splade_team *t);
 
-/* [*lo, *hi) of n items for thread tid, boundaries rounded to multiples of `align`. */
+/* [*lo, *hi) of n items for member tid of nthreads, boundaries on multiples of `align`. */
 void splade_team_split(int tid, int nthreads, int n, int align, int *lo, int *hi);
 
 #endif

@@ -7,7 +7,7 @@
 #include "splade.h"
 #include "splade/lmhead.h"
 #include "encoder/attention_cpu.h"
-#include "encoder/cpu_team.h"
+#include "common/cpu_team.h"
 #include "encoder/gemm_cpu.h"
 #include "encoder/rowops_cpu.h"
 

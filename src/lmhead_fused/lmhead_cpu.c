@@ -8,10 +8,10 @@
 #include "splade.h"
 #include "splade/lmhead.h"
 #include "lmhead_fused/lmhead_cpu_internal.h"
+#include "common/cpu_team.h"
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 enum { VT = 2048, ROW_CAP = 1024 };
@@ -142,32 +142,22 @@ static void *head_worker(void *arg)
     return NULL;
 }
 
-/* Runs the tiles on nthreads threads (this one included). */
+static int head_member(void *ctx, int tid, splade_team *t)
+{
+    head_job j = *(const head_job *)ctx;
+    j.tid = tid;
+    j.nthreads = splade_team_size(t);
+    head_worker(&j);
+    return j.rc;
+}
+
+/* Runs the tiles on a team of nthreads (this thread included; pooled threads, see cpu_team.c). */
 static int run_tiles(head_job *base, int nthreads)
 {
-    head_job jobs[MAX_THREADS];
-    pthread_t tids[MAX_THREADS];
-    int started[MAX_THREADS] = {0}, rc = SPLADE_OK;
     int saved = openblas_get_num_threads();
     if (nthreads > 1)
         openblas_set_num_threads(1);
-    for (int t = 0; t < nthreads; t++) {
-        jobs[t] = *base;
-        jobs[t].tid = t;
-        jobs[t].nthreads = nthreads;
-        jobs[t].rc = SPLADE_OK;
-        if (t > 0)
-            started[t] = pthread_create(&tids[t], NULL, head_worker, &jobs[t]) == 0;
-    }
-    for (int t = 1; t < nthreads; t++)
-        if (!started[t]) /* could not start: do its share here */
-            head_worker(&jobs[t]);
-    head_worker(&jobs[0]);
-    for (int t = 0; t < nthreads; t++) {
-        if (started[t])
-            pthread_join(tids[t], NULL);
-        rc = rc ? rc : jobs[t].rc;
-    }
+    int rc = splade_team_run(nthreads, head_member, base);
     if (nthreads > 1)
         openblas_set_num_threads(saved);
     return rc ? splade_fail(rc, "splade_lmhead_cpu: %d x %d tile", ROW_CAP, VT) : SPLADE_OK;
