@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "index/postings.h"
+#include "index/svb.h"
+#include <streamvbyte.h>
+#include <streamvbytedelta.h>
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"
@@ -98,6 +101,32 @@ static void test_block_codec_round_trip(void **state)
     splade_block_decode_docs(buf, SPLADE_BLOCK_SIZE, 999, out);
     assert_memory_equal(docs, out, sizeof docs);
     assert_memory_equal(imps, buf, SPLADE_BLOCK_SIZE);
+}
+
+/* Our Stream VByte decoder against libstreamvbyte's encoder: every length, byte widths 1..4 mixed,
+ * wrap-around deltas, and the exact number of bytes consumed. */
+static void test_svb_decoder_matches_library(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    uint32_t in[N] = {0}, out[N + 4];
+    uint8_t buf[N * 5 + 64];
+    uint64_t x = 12345;
+    for (uint32_t count = 0; count <= N; count += count < 20 ? 1 : 37) {
+        uint32_t prev = (uint32_t)(x >> 40), v = prev;
+        for (uint32_t i = 0; i < count; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t shift = (uint32_t)(x >> 62) * 8; /* gaps of 1..4 bytes */
+            v += (uint32_t)(x >> 33) >> (24 - (shift < 24 ? shift : 24));
+            in[i] = v;
+        }
+        memset(buf, 0, sizeof buf);
+        size_t n = streamvbyte_delta_encode(in, count, buf, prev);
+        memset(out, 0xAB, sizeof out);
+        assert_int_equal(splade_svb_delta_decode(buf, count, prev, out), n);
+        assert_memory_equal(in, out, count * sizeof *in);
+        assert_int_equal(out[count], 0xABABABABu); /* nothing written past count */
+    }
 }
 
 static void test_round_trip(void **state)
@@ -321,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_crc32c_known_value),
         cmocka_unit_test(test_quantize),
         cmocka_unit_test(test_block_codec_round_trip),
+        cmocka_unit_test(test_svb_decoder_matches_library),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_fixed_vocab_lookup),
         cmocka_unit_test(test_duplicate_id_names_both_lines),

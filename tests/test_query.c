@@ -23,6 +23,7 @@ typedef struct {
     float **w;
     int32_t *len;
     float max;
+    uint32_t *internal; /* corpus position -> internal id of the built index (reordering) */
 } collection;
 
 static uint64_t rng;
@@ -54,6 +55,7 @@ static void make_collection(collection *c, uint32_t n_docs, int32_t n_terms, int
     c->terms = calloc(n_docs + 1, sizeof *c->terms);
     c->w = calloc(n_docs + 1, sizeof *c->w);
     c->len = calloc(n_docs + 1, sizeof *c->len);
+    c->internal = calloc(n_docs + 1, sizeof *c->internal);
     c->max = 0;
     char *seen = calloc((size_t)n_terms, 1);
     for (uint32_t d = 0; d < n_docs; d++) {
@@ -88,6 +90,7 @@ static void free_collection(collection *c)
     free(c->terms);
     free(c->w);
     free(c->len);
+    free(c->internal);
 }
 
 static char *tmp_dir(void)
@@ -116,7 +119,27 @@ static char **vocab_tokens(int32_t n_terms)
     return tok;
 }
 
-static splade_index *build(const collection *c, char *dir)
+/* Internal ids may differ from corpus positions (build-time reordering): read the mapping back
+ * from the index's id table ("doc<position>"), checking that it is a permutation. */
+static void map_internal_ids(collection *c, const splade_index *ix)
+{
+    char *seen = calloc(c->n_docs + 1, 1);
+    for (uint32_t i = 0; i < c->n_docs; i++) {
+        size_t len;
+        const char *id = splade_index_doc_id(ix, i, &len);
+        char buf[32];
+        assert_true(len > 3 && len < sizeof buf);
+        memcpy(buf, id, len);
+        buf[len] = '\0';
+        uint32_t d = (uint32_t)strtoul(buf + 3, NULL, 10);
+        assert_true(d < c->n_docs && !seen[d]);
+        seen[d] = 1;
+        c->internal[d] = i;
+    }
+    free(seen);
+}
+
+static splade_index *build(collection *c, char *dir)
 {
     char **tok = vocab_tokens(c->n_terms);
     splade_index_builder *b;
@@ -138,6 +161,7 @@ static splade_index *build(const collection *c, char *dir)
     free(tok);
     splade_index *ix;
     assert_int_equal(splade_index_open(dir, &ix), 0);
+    map_internal_ids(c, ix);
     return ix;
 }
 
@@ -161,7 +185,7 @@ static int brute_force(const collection *c, const splade_qvec *q, int k, splade_
                 if (q->terms[j] == c->terms[d][i])
                     s += q->impacts[j] * (uint32_t)splade_quantize(c->w[d][i], c->max);
         if (s > 0)
-            all[n++] = (splade_hit){d, s};
+            all[n++] = (splade_hit){c->internal[d], s}; /* ties: lower internal id */
     }
     qsort(all, (size_t)n, sizeof *all, cmp_hit);
     if (n > k)
@@ -215,6 +239,8 @@ static void run_seed(uint64_t seed)
     make_collection(&c, n_docs, n_terms, 1 + (int)(rnd() % 60), coarse);
     char *dir = tmp_dir();
     splade_index *ix = build(&c, dir);
+    /* large collections are reordered at build time: the brute force maps through the id table */
+    assert_int_equal(!!(splade_index_get_info(ix)->flags & SPLADE_IX_REORDERED), n_docs >= 1024);
     splade_searcher *s;
     assert_int_equal(splade_searcher_create(ix, &s), 0);
     static const int ks[] = {0, 1, 3, 10, 100, 1000, 5000};

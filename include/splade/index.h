@@ -27,7 +27,7 @@ extern "C" {
 #define SPLADE_SNIPPET_BYTES 200
 #define SPLADE_RANGE_SHIFT 6 /* doc-id ranges of 64 documents carry per-term maxima (BMP pruning) */
 
-enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4 };
+enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4, SPLADE_IX_REORDERED = 8 };
 
 /* The index directory a command uses: `arg` if given, else $SPLADE_INDEX, else the default. */
 const char *splade_index_dir(const char *arg);
@@ -78,6 +78,11 @@ int splade_builder_term(splade_index_builder *b, const char *token, size_t len, 
  * and finite (others rejected with SPLADE_ERR_INVALID_ARG). Copies the arrays. */
 int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32_t *terms,
                               const float *weights, int32_t n);
+
+/* Internal ids in corpus order (keep != 0) instead of the default build-time reordering that
+ * groups similar documents (docs/FORMAT.md, "Document order"). Ranking is the same either way
+ * except among equal scores, which go to the lower internal id. */
+void splade_builder_keep_order(splade_index_builder *b, int keep);
 
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
 uint32_t splade_builder_n_docs(const splade_index_builder *b);

@@ -209,6 +209,11 @@ int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32
     return SPLADE_OK;
 }
 
+void splade_builder_keep_order(splade_index_builder *b, int keep)
+{
+    b->keep_order = keep != 0;
+}
+
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n)
 {
     b->n_truncated += n;

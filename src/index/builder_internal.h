@@ -27,6 +27,7 @@ struct splade_index_builder {
     int lowercase;
     int32_t max_length;
     uint32_t n_truncated;
+    int keep_order;        /* internal ids = corpus order (no reordering, reorder.c) */
 };
 
 /* The postings of a builder, ready to write. */
@@ -43,6 +44,7 @@ typedef struct {
     uint8_t *ranges;            /* per term: u8 maxima, streamvbyte delta-coded range ids; + 16 zero bytes */
     size_t ranges_len;
     int32_t *vocab_order;       /* sorted vocabulary: VOCAB entry i is builder term vocab_order[i]; NULL: identity */
+    uint32_t *doc_order;        /* internal id i is builder document doc_order[i] (reorder.c); NULL: identity */
 } splade_inverted;
 
 int splade_invert(const splade_index_builder *b, splade_inverted *out);

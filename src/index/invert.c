@@ -6,6 +6,7 @@
 
 #include "index/builder_internal.h"
 #include "index/postings.h"
+#include "index/reorder.h"
 #include "splade.h"
 
 static float global_max(const splade_index_builder *b)
@@ -45,15 +46,17 @@ static void flush_term(stage *g, csr *c, int32_t t)
     g->fill[t] = 0;
 }
 
-static void scatter_docs(const splade_index_builder *b, const int32_t *remap, float max, stage *g, csr *c)
+static void scatter_docs(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, float max,
+                         stage *g, csr *c)
 {
-    for (uint32_t d = 0; d < b->ids.n; d++) {
+    for (uint32_t nd = 0; nd < b->ids.n; nd++) {
+        uint32_t d = order ? order[nd] : nd; /* internal id nd */
         const int32_t *terms = b->fterms + b->fwd_off[d];
         const float *w = b->fweights + b->fwd_off[d];
         for (uint32_t i = 0; i < b->fwd_len[d]; i++) {
             int32_t t = remap ? remap[terms[i]] : terms[i];
             size_t slot = (size_t)t * STAGE + g->fill[t];
-            g->docs[slot] = d;
+            g->docs[slot] = nd;
             g->imps[slot] = splade_quantize(w[i], max);
             if (++g->fill[t] == STAGE)
                 flush_term(g, c, t);
@@ -65,7 +68,7 @@ static void scatter_docs(const splade_index_builder *b, const int32_t *remap, fl
 
 /* Postings of every term, grouped by term (CSR): docs ascending because documents are
  * scattered in id order. */
-static int scatter(const splade_index_builder *b, const int32_t *remap, float max, csr *c)
+static int scatter(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, float max, csr *c)
 {
     size_t T = (size_t)(uint32_t)b->n_terms;
     c->start = calloc(T + 1, sizeof *c->start);
@@ -82,7 +85,7 @@ static int scatter(const splade_index_builder *b, const int32_t *remap, float ma
         for (size_t t = 0; t < T; t++)
             c->start[t + 1] += c->start[t];
         memcpy(g.cur, c->start, T * sizeof *g.cur);
-        scatter_docs(b, remap, max, &g, c);
+        scatter_docs(b, remap, order, max, &g, c);
     }
     free(g.docs);
     free(g.imps);
@@ -231,8 +234,13 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
     out->doc_scale = max > 0 ? max / 255.0f : 0;
     out->n_postings = b->fn;
     out->vocab_order = order;
+    if (!b->keep_order && b->ids.n >= SPLADE_REORDER_MIN_DOCS && (rc = splade_reorder_docs(b, &out->doc_order)) < 0) {
+        free(remap);
+        splade_inverted_free(out);
+        return rc;
+    }
     csr c = {0};
-    rc = scatter(b, remap, max, &c);
+    rc = scatter(b, remap, out->doc_order, max, &c);
     free(remap);
     if (rc == 0)
         rc = encode_terms(&c, b->n_terms, out);
@@ -254,5 +262,6 @@ void splade_inverted_free(splade_inverted *inv)
     free(inv->range_terms);
     free(inv->ranges);
     free(inv->vocab_order);
+    free(inv->doc_order);
     memset(inv, 0, sizeof *inv);
 }

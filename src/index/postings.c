@@ -5,6 +5,8 @@
 #include <streamvbytedelta.h>
 #include <string.h>
 
+#include "index/svb.h"
+
 size_t splade_block_max_bytes(uint32_t count)
 {
     return count + streamvbyte_max_compressedbytes(count);
@@ -19,5 +21,5 @@ size_t splade_block_encode(const uint32_t *docs, const uint8_t *impacts, uint32_
 
 void splade_block_decode_docs(const uint8_t *in, uint32_t count, uint32_t prev, uint32_t *docs)
 {
-    streamvbyte_delta_decode(in + count, docs, count, prev);
+    splade_svb_delta_decode(in + count, count, prev, docs);
 }

@@ -36,7 +36,7 @@ static int meta_section(const splade_index_builder *b, const splade_inverted *in
         .n_blocks = inv->n_blocks, .block_size = SPLADE_BLOCK_SIZE, .impact_bits = 8,
         .doc_scale = inv->doc_scale, .query_bits = 8, .fingerprint = b->fingerprint,
         .flags = (b->lowercase ? SPLADE_IX_LOWERCASE : 0) | (b->has_model ? SPLADE_IX_HAS_MODEL : 0) |
-                 (b->dynamic_vocab ? SPLADE_IX_SORTED_VOCAB : 0),
+                 (b->dynamic_vocab ? SPLADE_IX_SORTED_VOCAB : 0) | (inv->doc_order ? SPLADE_IX_REORDERED : 0),
         .max_length = b->max_length, .n_truncated = b->n_truncated, .range_shift = SPLADE_RANGE_SHIFT, .build_time = (uint64_t)time(NULL),
     };
     memcpy(p, &m, sizeof m);
@@ -72,9 +72,28 @@ static int vocab_section(const splade_index_builder *b, const splade_inverted *i
     return SPLADE_OK;
 }
 
-static section table_section(uint32_t id, const strtab *t)
+/* An offsets table + blob in internal-id order: the strtab itself, or a permuted copy of it when
+ * the documents were reordered (order[i] = the strtab entry of internal id i). */
+static int table_section(uint32_t id, const strtab *t, const uint32_t *order, section *s)
 {
-    return (section){.id = id, .part = {t->off, t->data}, .len = {((size_t)t->n + 1) * 8, t->len}};
+    if (!order) {
+        *s = (section){.id = id, .part = {t->off, t->data}, .len = {((size_t)t->n + 1) * 8, t->len}};
+        return SPLADE_OK;
+    }
+    size_t off_bytes = ((size_t)t->n + 1) * 8;
+    uint8_t *p = malloc(off_bytes + t->len + 1);
+    if (!p)
+        return splade_fail(SPLADE_ERR_NOMEM, "document table of %zu bytes", off_bytes + t->len);
+    uint64_t *off = (uint64_t *)p, pos = 0;
+    for (uint32_t i = 0; i < t->n; i++) {
+        uint64_t a = t->off[order[i]], len = t->off[order[i] + 1] - a;
+        off[i] = pos;
+        memcpy(p + off_bytes + pos, t->data + a, len);
+        pos += len;
+    }
+    off[t->n] = pos;
+    *s = (section){.id = id, .part = {p}, .len = {off_bytes + pos}, .owned = p};
+    return SPLADE_OK;
 }
 
 static int write_all(int fd, const void *p, size_t n, const char *path)
@@ -162,8 +181,10 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
     secs[2] = (section){.id = SEC_TERMS, .part = {inv->terms}, .len = {(size_t)b->n_terms * sizeof *inv->terms}};
     secs[3] = (section){.id = SEC_BLOCKS, .part = {inv->blocks}, .len = {inv->n_blocks * sizeof *inv->blocks}};
     secs[4] = (section){.id = SEC_POSTINGS, .part = {inv->postings}, .len = {inv->postings_len}};
-    secs[5] = table_section(SEC_DOCIDS, &b->ids);
-    secs[6] = table_section(SEC_DOCSTORE, &b->store);
+    if (rc == 0)
+        rc = table_section(SEC_DOCIDS, &b->ids, inv->doc_order, &secs[5]);
+    if (rc == 0)
+        rc = table_section(SEC_DOCSTORE, &b->store, inv->doc_order, &secs[6]);
     secs[7] = (section){.id = SEC_RANGE_TERMS, .part = {inv->range_terms},
                         .len = {(size_t)b->n_terms * sizeof *inv->range_terms}};
     secs[8] = (section){.id = SEC_RANGES, .part = {inv->ranges}, .len = {inv->ranges_len}};
@@ -174,7 +195,7 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
         rc = write_file_fd(fd, secs, SEC_COUNT_ - 1, path, file_bytes);
     if (fd >= 0 && close(fd) != 0 && rc == 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", path, strerror(errno));
-    free(secs[0].owned);
-    free(secs[1].owned);
+    for (int i = 0; i < SEC_COUNT_ - 1; i++)
+        free(secs[i].owned);
     return rc;
 }

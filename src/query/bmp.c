@@ -7,11 +7,10 @@
  * cursors move forward and reuse decoded blocks (each is still skipped if its bound fell below the
  * k-th score meanwhile). Ties stay exact: a range is dropped only if its bound cannot rank above
  * the worst kept hit by (score desc, doc asc), and a document enters only if it ranks above it. */
-#include <streamvbyte.h>
-#include <streamvbytedelta.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/svb.h"
 #include "query/search_internal.h"
 
 #define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
@@ -24,7 +23,7 @@ static uint32_t range_bounds(splade_searcher *s, const int32_t *terms, int n)
     for (int i = 0; i < n; i++) {
         splade_term_ranges tr;
         splade_index_ranges(s->ix, terms[i], &tr);
-        streamvbyte_delta_decode(tr.data + tr.n, s->range_ids, tr.n, 0);
+        splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, s->range_ids);
         uint32_t qw = s->cursors[i].qw;
         uint64_t *present = s->range_bits + (size_t)i * s->range_words;
         memset(present, 0, s->range_words * sizeof *present);
