@@ -30,7 +30,7 @@ typedef struct {
     workspace *w;
 } fwd;
 
-enum { COL_ALIGN = 16 }; /* column splits on whole vectors (and whole 8-row W groups) */
+enum { COL_ALIGN = SPLADE_GEMM_UNIT }; /* column splits: same results on any thread count */
 
 /* This thread's columns of y = x W^T + b (+ y when accumulate), then GELU on them if asked. */
 static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,

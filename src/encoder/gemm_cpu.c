@@ -14,13 +14,11 @@ enum { MB = 32 }; /* rows of A per block */
 /* No K chunking: keeping a 256- or 512-wide slice of At in L1 measured 3-15% slower than
  * streaming the whole At [K][32] from L2 (2 loads per 16 FMAs are within L2's bandwidth). */
 
-/* Above this many rows OpenBLAS wins (see bench/results/encoder-cpu-*.md). */
-static const int32_t AVX512_MAX_M = 64;
 
 size_t splade_gemm_scratch_floats(int32_t K) { return (size_t)K * MB + 8 * MB; }
 
-static void blas_nt(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t n0,
-                    int32_t n1, float *C, int32_t ldc, int flags)
+static void blas_cols(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t n0,
+                      int32_t n1, float *C, int32_t ldc, int flags)
 {
     const int32_t nn = n1 - n0;
     for (int32_t m = 0; m < M; m++) {
@@ -33,6 +31,23 @@ static void blas_nt(const float *A, int32_t M, int32_t K, const float *W, const 
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nn, K, 1.0f, A, K, W + (size_t)n0 * K, K, 1.0f,
                 C + n0, ldc);
+}
+
+/* OpenBLAS picks its kernel (a "small matrix" one below ~1e6 M*N*K, with another summation
+ * order) from the call's shape, so a thread's column share would change the rounding with the
+ * thread count. For few rows, calls go in fixed 64-column units at absolute offsets: the same
+ * calls whatever the split, hence the same bits on 1 or 2 threads. */
+static void blas_nt(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t n0,
+                    int32_t n1, float *C, int32_t ldc, int flags)
+{
+    if (M > SPLADE_GEMM_SMALL_M) {
+        blas_cols(A, M, K, W, bias, n0, n1, C, ldc, flags);
+        return;
+    }
+    for (int32_t u = n0; u < n1; u = (u / SPLADE_GEMM_UNIT + 1) * SPLADE_GEMM_UNIT) {
+        int32_t end = (u / SPLADE_GEMM_UNIT + 1) * SPLADE_GEMM_UNIT;
+        blas_cols(A, M, K, W, bias, u, end < n1 ? end : n1, C, ldc, flags);
+    }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -200,7 +215,7 @@ static void avx512_nt(const float *A, int32_t M, int32_t K, const float *W, cons
 
 splade_gemm_path splade_gemm_auto_path(int32_t M)
 {
-    return M <= AVX512_MAX_M && splade_gemm_avx512_usable() ? SPLADE_GEMM_AVX512 : SPLADE_GEMM_BLAS;
+    return M <= SPLADE_GEMM_SMALL_M && splade_gemm_avx512_usable() ? SPLADE_GEMM_AVX512 : SPLADE_GEMM_BLAS;
 }
 
 void splade_gemm_nt(splade_gemm_path path, const float *A, int32_t M, int32_t K, const float *W,

@@ -12,6 +12,11 @@
 
 enum { SPLADE_GEMM_ACCUM = 1 }; /* add into C (a residual already there) instead of overwriting */
 
+/* AUTO takes the AVX-512 kernel up to SMALL_M rows; above, OpenBLAS's packing pays for itself
+ * (both run ~100 GFLOP/s/core at 1024 rows). Callers splitting N across threads should split on
+ * multiples of UNIT: the results are then the same bits whatever the thread count. */
+enum { SPLADE_GEMM_SMALL_M = 64, SPLADE_GEMM_UNIT = 64 };
+
 typedef enum { SPLADE_GEMM_AUTO = 0, SPLADE_GEMM_AVX512 = 1, SPLADE_GEMM_BLAS = 2 } splade_gemm_path;
 
 /* C[m][n] = A[m]·W[n] + bias[n] (+ C[m][n] with SPLADE_GEMM_ACCUM) for m < M, n0 <= n < n1.
