@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "index/postings.h"
+#include "index/quantize.h"
 #include "index/svb.h"
 #include <streamvbyte.h>
 #include <streamvbytedelta.h>
@@ -85,6 +86,34 @@ static void test_quantize(void **state)
     assert_int_equal(splade_quantize(-1.0f, 3.0f), 0);
 }
 
+/* The vectorized quantizer of the inversion equals splade_quantize bit for bit, including weights
+ * that land exactly on a rounding boundary and the clamps. */
+static void test_quantize_many_matches_scalar(void **state)
+{
+    (void)state;
+    enum { N = 4099 };
+    static float w[N];
+    static uint8_t got[N];
+    const float maxes[] = {3.0f, 2.7f, 1.0f, 0.37f, 12345.5f};
+    uint64_t x = 99;
+    for (int m = 0; m < 5; m++) {
+        float max = maxes[m];
+        for (int i = 0; i < N; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            w[i] = i % 3 == 0 ? max * (float)((i / 3) % 256) / 255.0f + (i % 2 ? 0.5f : -0.5f) * max / 255.0f
+                              : max * (float)(x >> 40) / (float)(1 << 24);
+            if (i % 97 == 0)
+                w[i] = i % 2 ? 1e-12f : max; /* clamp to 1, exact 255 */
+            if (!(w[i] > 0))
+                w[i] = 1e-9f;
+        }
+        splade_quantize_many(w, N, max, got);
+        for (int i = 0; i < N; i++)
+            if (got[i] != splade_quantize(w[i], max))
+                fail_msg("max %g w %.9g: %u vs %u", max, w[i], got[i], splade_quantize(w[i], max));
+    }
+}
+
 static void test_block_codec_round_trip(void **state)
 {
     (void)state;
@@ -103,7 +132,7 @@ static void test_block_codec_round_trip(void **state)
     assert_memory_equal(imps, buf, SPLADE_BLOCK_SIZE);
 }
 
-/* Our Stream VByte decoder against libstreamvbyte's encoder: every length, byte widths 1..4 mixed,
+/* Our Stream VByte coder against libstreamvbyte's: every length, byte widths 1..4 mixed,
  * wrap-around deltas, and the exact number of bytes consumed. */
 static void test_svb_decoder_matches_library(void **state)
 {
@@ -122,10 +151,65 @@ static void test_svb_decoder_matches_library(void **state)
         }
         memset(buf, 0, sizeof buf);
         size_t n = streamvbyte_delta_encode(in, count, buf, prev);
+        uint8_t mine[N * 5 + 64] = {0};
+        assert_int_equal(splade_svb_delta_encode(in, count, prev, mine), n);
+        assert_memory_equal(mine, buf, n); /* byte for byte the library's format */
         memset(out, 0xAB, sizeof out);
         assert_int_equal(splade_svb_delta_decode(buf, count, prev, out), n);
         assert_memory_equal(in, out, count * sizeof *in);
         assert_int_equal(out[count], 0xABABABABu); /* nothing written past count */
+    }
+}
+
+/* Byte-by-byte reference of splade_svb_delta_check (the reader's original loop). */
+static int check_ref(const uint8_t *in, uint64_t avail, uint32_t count, uint32_t prev, int first_zero_ok,
+                     uint64_t limit, uint32_t *last)
+{
+    uint64_t ctrl = (count + 3u) / 4, cur = prev;
+    if (ctrl > avail)
+        return 0;
+    avail -= ctrl;
+    const uint8_t *data = in + ctrl;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t len = ((in[i >> 2] >> ((i & 3) * 2)) & 3) + 1, v = 0;
+        if (len > avail)
+            return 0;
+        memcpy(&v, data, len);
+        data += len;
+        avail -= len;
+        if ((v == 0 && (i || !first_zero_ok)) || (cur += v) >= limit)
+            return 0;
+    }
+    *last = (uint32_t)cur;
+    return 1;
+}
+
+/* The open-time list check agrees with the byte-by-byte reference on valid lists and on random
+ * damage (flipped bytes, short buffers, tight limits). */
+static void test_svb_check_matches_reference(void **state)
+{
+    (void)state;
+    uint8_t buf[700 + 16];
+    uint32_t vals[128], scratch[128];
+    uint64_t x = 7;
+    for (int iter = 0; iter < 20000; iter++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t count = (uint32_t)(x >> 33) % 129, prev = (uint32_t)(x >> 20) % 50, v = prev;
+        for (uint32_t i = 0; i < count; i++)
+            vals[i] = v += 1 + (uint32_t)((x >> (i % 32)) & (i % 3 ? 0xFF : 0xFFFFF));
+        memset(buf, 0, sizeof buf);
+        uint64_t n = splade_svb_delta_encode(vals, count, prev, buf);
+        if (iter % 2) /* damage */
+            buf[(x >> 7) % (n + 1)] ^= (uint8_t)(1u << ((x >> 3) % 8));
+        uint64_t avail = iter % 5 == 0 && n ? n - (x >> 11) % (n + 1) : n;
+        uint64_t limit = iter % 3 == 0 ? v : iter % 3 == 1 ? (uint64_t)v + 1 : UINT32_MAX;
+        int fz = (int)(x >> 9) & 1;
+        uint32_t l1 = 0, l2 = 0;
+        int r1 = check_ref(buf, avail, count, prev, fz, limit, &l1);
+        int r2 = splade_svb_delta_check(buf, avail, count, prev, fz, limit, &l2, scratch);
+        assert_int_equal(r1, r2);
+        if (r1)
+            assert_int_equal(l1, l2);
     }
 }
 
@@ -349,8 +433,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c_known_value),
         cmocka_unit_test(test_quantize),
+        cmocka_unit_test(test_quantize_many_matches_scalar),
         cmocka_unit_test(test_block_codec_round_trip),
         cmocka_unit_test(test_svb_decoder_matches_library),
+        cmocka_unit_test(test_svb_check_matches_reference),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_fixed_vocab_lookup),
         cmocka_unit_test(test_duplicate_id_names_both_lines),

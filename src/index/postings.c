@@ -16,7 +16,7 @@ size_t splade_block_encode(const uint32_t *docs, const uint8_t *impacts, uint32_
                            uint8_t *out)
 {
     memcpy(out, impacts, count);
-    return count + streamvbyte_delta_encode(docs, count, out + count, prev);
+    return count + splade_svb_delta_encode(docs, count, prev, out + count);
 }
 
 void splade_block_decode_docs(const uint8_t *in, uint32_t count, uint32_t prev, uint32_t *docs)

@@ -72,3 +72,61 @@ uint64_t splade_svb_delta_decode(const uint8_t *in, uint32_t count, uint32_t pre
     decode_tail(in, &data, 0, count, prev, out);
     return (uint64_t)(data - in);
 }
+
+/* Byte length - 1 of v (0..3), branch-free. */
+static inline uint32_t code_of(uint32_t v)
+{
+    return (uint32_t)(v > 0xFF) + (uint32_t)(v > 0xFFFF) + (uint32_t)(v > 0xFFFFFF);
+}
+
+uint64_t splade_svb_delta_encode(const uint32_t *in, uint32_t count, uint32_t prev, uint8_t *out)
+{
+    uint8_t *ctrl = out, *data = out + (count + 3) / 4;
+    for (uint32_t g = 0; g < count; g += 4) {
+        uint32_t key = 0;
+        for (uint32_t j = 0; j < 4 && g + j < count; j++) {
+            uint32_t v = in[g + j] - prev, c = code_of(v);
+            prev = in[g + j];
+            memcpy(data, &v, 4); /* little-endian; the extra bytes are overwritten or padding */
+            data += c + 1;
+            key |= c << (2 * j);
+        }
+        ctrl[g / 4] = (uint8_t)key;
+    }
+    return (uint64_t)(data - out);
+}
+
+/* Bytes of data that count values with these control bytes occupy. */
+static uint64_t data_bytes(const uint8_t *ctrl, uint32_t count)
+{
+    uint64_t n = 0;
+    uint32_t full = count / 4;
+    for (uint32_t g = 0; g < full; g++) {
+        uint32_t c = ctrl[g];
+        n += (c & 3) + (c >> 2 & 3) + (c >> 4 & 3) + (c >> 6) + 4;
+    }
+    for (uint32_t i = full * 4; i < count; i++) /* unused codes of the last byte do not count */
+        n += ((ctrl[i >> 2] >> ((i & 3) * 2)) & 3) + 1;
+    return n;
+}
+
+int splade_svb_delta_check(const uint8_t *in, uint64_t avail, uint32_t count, uint32_t prev, int first_zero_ok,
+                           uint64_t limit, uint32_t *last, uint32_t *scratch)
+{
+    uint64_t ctrl = (count + 3u) / 4;
+    if (ctrl > avail || data_bytes(in, count) > avail - ctrl)
+        return 0;
+    if (!count) {
+        *last = prev;
+        return 1;
+    }
+    splade_svb_delta_decode(in, count, prev, scratch);
+    /* Wrapped 32-bit sums: every delta >= 1 and no wrap-around <=> strictly ascending values. */
+    uint32_t bad = first_zero_ok ? scratch[0] < prev : scratch[0] <= prev;
+    for (uint32_t i = 1; i < count; i++)
+        bad |= scratch[i] <= scratch[i - 1];
+    if (bad || scratch[count - 1] >= limit)
+        return 0;
+    *last = scratch[count - 1];
+    return 1;
+}
