@@ -2,7 +2,8 @@
  * 250,002-term multilingual-size vocabulary, and a growing one of 70,000 tokens from vectors), an
  * empty collection (API and CLI), every section of a file placed beyond 4 GiB (sparse file: 64-bit
  * section offsets and file size through open + query), and documents longer than the model's max
- * length counted as truncated (CLI, with splade-tiny when fetched). */
+ * length counted as truncated (CLI, with splade-tiny when fetched), and the CPU encoder with a tiny
+ * random model of 250,002 terms. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,6 +221,68 @@ static const char *cli_bin(void)
     const char *build = getenv("BUILD");
     snprintf(bin, sizeof bin, "%s/splade-index", build ? build : "build");
     return access(bin, X_OK) == 0 ? bin : NULL;
+}
+
+/* The CPU encoder with a 250,002-term vocabulary (tiny random BERT from tools/make_random_model.py,
+ * vocab.txt = splade-tiny's 30,522 tokens + "zzqN" words): documents and query texts encode to
+ * term ids above 65,535, which the index stores and finds. Skipped without python3 + numpy or the
+ * splade-tiny vocabulary. */
+static void test_encoder_vocab_250002(void **state)
+{
+    (void)state;
+    const char *bin = cli_bin();
+    if (!bin || access("cache/splade-tiny/vocab.txt", R_OK) != 0 || system("python3 -c 'import numpy' 2>/dev/null")) {
+        printf("SKIP: needs the CLI, cache/splade-tiny/vocab.txt and python3 with numpy\n");
+        skip();
+    }
+    char *dir = tmp_dir();
+    char cmd[4096], out[8192];
+    snprintf(cmd, sizeof cmd,
+             "set -e; d=%s; mkdir -p $d/shared/data/bert-base-uncased; b=$d/shared/data/bert-base-uncased; "
+             "cp cache/splade-tiny/tokenizer_config.json $b/; "
+             "{ cat cache/splade-tiny/vocab.txt; seq -f 'zzq%%.0f' 0 219479; } > $b/vocab.txt; "
+             "python3 tools/make_random_model.py --shared $d/shared --out $d/model --layers 1 --hidden 32 --heads 2 "
+             "--intermediate 64 --numpy --quiet; "
+             "printf '{\"_id\":\"x1\",\"text\":\"zzq65536 and zzq200000\"}\\n{\"_id\":\"x2\",\"text\":\"a river\"}\\n' > $d/c.jsonl; "
+             "%s build $d/c.jsonl -o $d/ix --model $d/model --device cpu --threads 1 2>&1",
+             dir, bin);
+    assert_int_equal(run_cli(cmd, out, sizeof out), 0);
+    if (!strstr(out, "indexed 2 documents"))
+        fail_msg("build: %s", out);
+    char ixdir[600];
+    snprintf(ixdir, sizeof ixdir, "%s/ix", dir);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(ixdir, &ix), 0);
+    const splade_index_info *in = splade_index_get_info(ix);
+    assert_int_equal(in->n_terms, 250002);
+    uint64_t high = 0;
+    for (int32_t t = 65536; t < 250002; t++) {
+        splade_term_postings tp;
+        splade_index_postings(ix, t, &tp);
+        high += tp.n_postings;
+    }
+    assert_true(high > 0); /* the random head spreads weight over the whole vocabulary */
+    assert_int_equal(splade_index_term_lookup(ix, "zzq65536", 8), 30522 + 65536);
+    /* a query text through the index's own model: its vector holds ids above 65,535 */
+    const char *text = "zzq65536 zzq200000";
+    splade_query_encode_opts eo = {.device = "cpu", .threads = 1};
+    splade_query_set qs;
+    assert_int_equal(splade_query_set_from_texts(ix, &text, 1, &eo, &qs), 0);
+    assert_int_equal(qs.n, 1);
+    assert_true(qs.q[0].n > 0);
+    assert_true(qs.q[0].terms[qs.q[0].n - 1] > 65535);
+    splade_hit h[4];
+    int n = search_all(ix, qs.q[0].terms, NULL, 0, 4, h); /* (all methods agree on an empty query) */
+    assert_int_equal(n, 0);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    assert_int_equal(splade_search(s, &qs.q[0], 4, SPLADE_ALGO_BMP, h, &n), 0);
+    assert_true(n >= 1);
+    splade_searcher_free(s);
+    splade_query_set_free(&qs);
+    splade_index_close(ix);
+    rm_rf(dir);
+    free(dir);
 }
 
 /* An empty collection: the build succeeds with an empty index, every method returns nothing. */
@@ -448,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_zero_documents),
         cmocka_unit_test(test_sections_beyond_4gib),
         cmocka_unit_test(test_truncated_documents_counted),
+        cmocka_unit_test(test_encoder_vocab_250002),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
