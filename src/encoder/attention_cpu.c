@@ -8,11 +8,12 @@
 #include <cblas.h>
 #include <math.h>
 
-enum { SHORT_L = 64 }; /* AVX-512 kernel up to this length: the scores of a row fit 4 vectors */
+/* AVX-512 kernel up to SHORT_L tokens (a row's scores fit 4 vectors) and heads of SHORT_DH. */
+enum { SHORT_L = 64, SHORT_DH = 128 };
 
 size_t splade_attention_scratch_floats(int32_t L, int32_t dh)
 {
-    return (size_t)L * L + (size_t)dh * SHORT_L + 64;
+    return (size_t)L * L + (size_t)dh * SHORT_L + 64; /* BLAS scores, or Kt [dh][64] */
 }
 
 static void softmax_rows(float *s, int32_t L)
@@ -69,28 +70,48 @@ AVX512 static void softmax_vec(__m512 *s, int nv, int32_t L)
         s[c] = _mm512_mul_ps(s[c], inv);
 }
 
-/* One query row: scores against Kt [dh][Lp], softmax, then the weighted sum of v rows. */
-AVX512 static void short_row(const float *qi, const float *Kt, const float *v, float *ci, int32_t L, int32_t Lp,
-                             int32_t dh, int32_t ld, float scale)
+/* Up to 4 query rows at once: their scores against Kt [dh][Lp] (4 x nv independent FMA chains;
+ * one row alone left the FMA latency exposed), softmax, then each row's weighted sum of the v
+ * rows with one chain per 16 columns of the head. */
+AVX512 static void short_rows(const float *q, int32_t nr, const float *Kt, const float *v, float *ctx, int32_t L,
+                              int32_t Lp, int32_t dh, int32_t ld, float scale)
 {
-    const int nv = Lp / 16;
-    __m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (int32_t d = 0; d < dh; d++) {
-        __m512 x = _mm512_set1_ps(qi[d]);
+    const int nv = Lp / 16, nd = dh / 16;
+    __m512 s[4][4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++)
+            s[r][c] = _mm512_setzero_ps();
+    for (int32_t d = 0; d < dh; d++)
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            __m512 x = _mm512_set1_ps(r < nr ? q[(size_t)r * ld + d] : 0.0f);
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                if (c < nv)
+                    s[r][c] = _mm512_fmadd_ps(x, _mm512_load_ps(Kt + (size_t)d * Lp + 16 * c), s[r][c]);
+        }
+    for (int r = 0; r < nr; r++) {
         for (int c = 0; c < nv; c++)
-            s[c] = _mm512_fmadd_ps(x, _mm512_load_ps(Kt + (size_t)d * Lp + 16 * c), s[c]);
-    }
-    for (int c = 0; c < nv; c++)
-        s[c] = _mm512_mul_ps(s[c], _mm512_set1_ps(scale));
-    softmax_vec(s, nv, L);
-    float p[SHORT_L] __attribute__((aligned(64)));
-    for (int c = 0; c < nv; c++)
-        _mm512_store_ps(p + 16 * c, s[c]);
-    for (int32_t d0 = 0; d0 < dh; d0 += 16) {
-        __m512 acc = _mm512_setzero_ps();
-        for (int32_t j = 0; j < L; j++)
-            acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_loadu_ps(v + (size_t)j * ld + d0), acc);
-        _mm512_storeu_ps(ci + d0, acc);
+            s[r][c] = _mm512_mul_ps(s[r][c], _mm512_set1_ps(scale));
+        softmax_vec(s[r], nv, L);
+        float p[SHORT_L] __attribute__((aligned(64)));
+        for (int c = 0; c < nv; c++)
+            _mm512_store_ps(p + 16 * c, s[r][c]);
+        __m512 acc[SHORT_DH / 16];
+#pragma GCC unroll 8
+        for (int c = 0; c < SHORT_DH / 16; c++)
+            acc[c] = _mm512_setzero_ps();
+        for (int32_t j = 0; j < L; j++) {
+            __m512 pj = _mm512_set1_ps(p[j]);
+#pragma GCC unroll 8
+            for (int c = 0; c < SHORT_DH / 16; c++)
+                if (c < nd)
+                    acc[c] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(v + (size_t)j * ld + 16 * c), acc[c]);
+        }
+        for (int c = 0; c < nd; c++)
+            _mm512_storeu_ps(ctx + (size_t)r * ld + 16 * c, acc[c]);
     }
 }
 
@@ -134,11 +155,11 @@ AVX512 static void short_head(const float *q, const float *k, const float *v, fl
     for (int32_t d = 0; d < dh; d++)
         for (int32_t j = 0; j < Lp; j++)
             Kt[(size_t)d * Lp + j] = j < L ? k[(size_t)j * ld + d] : 0.0f;
-    for (int32_t i = 0; i < L; i++)
-        short_row(q + (size_t)i * ld, Kt, v, ctx + (size_t)i * ld, L, Lp, dh, ld, scale);
+    for (int32_t i = 0; i < L; i += 4)
+        short_rows(q + (size_t)i * ld, L - i < 4 ? L - i : 4, Kt, v, ctx + (size_t)i * ld, L, Lp, dh, ld, scale);
 }
 
-static int short_ok(int32_t L, int32_t dh) { return L <= SHORT_L && dh % 16 == 0 && splade_gemm_avx512_usable(); }
+static int short_ok(int32_t L, int32_t dh) { return L <= SHORT_L && dh % 16 == 0 && dh <= SHORT_DH && splade_gemm_avx512_usable(); }
 
 #else
 
