@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,65 @@ static void test_vectors_vocab_70000(void **state)
     splade_index_close(ix);
     rm_rf(dir);
     free(dir);
+}
+
+/* Integer scores with a vocabulary above 66,052 terms: a document and a query sharing 70,000 terms
+ * at the top impact would score 255 x 255 x 70,000 > 2^32. The sum used to wrap around (the
+ * 70,000-term document ranked below a 60,000-term one); the query impacts are now scaled down. */
+static void test_score_overflow_large_vocab(void **state)
+{
+    (void)state;
+    enum { N = 70000 };
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+    int32_t *terms = malloc(N * sizeof *terms);
+    float *w = malloc(N * sizeof *w);
+    for (int i = 0; i < N; i++) {
+        char tok[16];
+        snprintf(tok, sizeof tok, "w%d", i);
+        assert_int_equal(splade_builder_term(b, tok, strlen(tok), &terms[i]), 0);
+        w[i] = 1.0f;
+    }
+    uint32_t doc;
+    assert_int_equal(splade_builder_add_doc(b, "t", "all70k", "", "", 1, &doc), 0);
+    assert_int_equal(splade_builder_set_vector(b, doc, terms, w, N), 0);
+    assert_int_equal(splade_builder_add_doc(b, "t", "part60k", "", "", 2, &doc), 0);
+    assert_int_equal(splade_builder_set_vector(b, doc, terms, w, 60000), 0);
+    char *dir = tmp_dir();
+    assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+    splade_builder_free(b);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    for (int i = 0; i < N; i++) /* builder ids -> index ids (sorted vocabulary) */
+        terms[i] = i;
+    splade_hit h[2];
+    char buf[32];
+    assert_int_equal(search_all(ix, terms, w, N, 2, h), 2);
+    assert_string_equal(doc_id(ix, h[0].doc, buf), "all70k");
+    assert_true(h[0].score > h[1].score);
+    splade_qvec q;
+    assert_int_equal(splade_qvec_build(terms, w, N, N, &q), 0);
+    uint64_t sum = 0;
+    for (int i = 0; i < q.n; i++)
+        sum += q.impacts[i];
+    assert_true(sum * 255 <= UINT32_MAX);
+    double printed = splade_hit_score(ix, &q, h[0].score); /* ~ the float dot product, 70,000 */
+    assert_true(printed > 69000 && printed < 71000);
+    splade_qvec_free(&q);
+    /* repeated terms whose weights sum past FLT_MAX: finite query_max, impacts 1..255 */
+    int32_t rt[3] = {1, 1, 2};
+    float rw[3] = {3e38f, 3e38f, 1e38f};
+    assert_int_equal(splade_qvec_build(rt, rw, 3, N, &q), 0);
+    assert_int_equal(q.n, 2);
+    assert_true(isfinite(q.query_max));
+    assert_int_equal(q.impacts[0], 255);
+    assert_true(q.impacts[1] >= 1 && q.impacts[1] < 255);
+    splade_qvec_free(&q);
+    splade_index_close(ix);
+    rm_rf(dir);
+    free(dir);
+    free(terms);
+    free(w);
 }
 
 /* Runs a shell command, returns its exit status and its output (stdout + stderr) in out. */
@@ -508,6 +568,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vocab_250002),
         cmocka_unit_test(test_vectors_vocab_70000),
+        cmocka_unit_test(test_score_overflow_large_vocab),
         cmocka_unit_test(test_zero_documents),
         cmocka_unit_test(test_sections_beyond_4gib),
         cmocka_unit_test(test_truncated_documents_counted),

@@ -1,5 +1,7 @@
 /* Query vector quantization (same 8-bit rule as documents, over the query's own maximum). */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +30,7 @@ static int32_t merge_pairs(const int32_t *terms, const float *weights, int32_t n
     int32_t u = 0;
     for (int32_t i = 0; i < m; i++) {
         if (u > 0 && p[u - 1].t == p[i].t)
-            p[u - 1].w += p[i].w;
+            p[u - 1].w = fminf(p[u - 1].w + p[i].w, FLT_MAX); /* two huge repeats: no inf (NaN impacts) */
         else
             p[u++] = p[i];
     }
@@ -53,12 +55,33 @@ int splade_qvec_build(const int32_t *terms, const float *weights, int32_t n, uin
     for (int32_t i = 0; i < u; i++)
         if (p[i].w > out->query_max)
             out->query_max = p[i].w;
+    uint64_t sum = 0;
     for (int32_t i = 0; i < u; i++) {
         out->terms[i] = p[i].t;
         out->impacts[i] = splade_quantize(p[i].w, out->query_max);
+        sum += out->impacts[i];
     }
     out->n = u;
     free(p);
+    /* Scores are uint32 sums of query x document impacts, at most 255 x (sum of query impacts).
+     * Past 2^32 (possible only when a query has more than 66,052 terms: vocabularies such as
+     * XLM-R's 250,002), scale the query impacts down instead of letting scores wrap around; the
+     * printed scores keep their size through query_max. */
+    const uint64_t limit = UINT32_MAX / 255;
+    for (int round = 0; sum > limit && round < 8; round++) {
+        double f = (double)limit / (double)sum;
+        sum = 0;
+        for (int32_t i = 0; i < u; i++) {
+            double q = floor(out->impacts[i] * f);
+            out->impacts[i] = q < 1 ? 1 : (uint8_t)q;
+            sum += out->impacts[i];
+        }
+        out->query_max = (float)(out->query_max / f);
+    }
+    if (sum > limit) {
+        splade_qvec_free(out);
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "query of %d terms: scores would overflow 32 bits", u);
+    }
     return SPLADE_OK;
 }
 
