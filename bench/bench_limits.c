@@ -249,10 +249,10 @@ int main(int argc, char **argv)
     char dir[800];
     snprintf(dir, sizeof dir, "%.700s/splade_bench_limits_%d", base, (int)getpid());
     CHECK(mkdir(dir, 0755) == 0);
+    if (postings) /* first: peak RSS is per process and the sparse step maps 4 GiB */
+        bench_memory(dir, postings);
     if (sparse)
         bench_sparse(dir);
-    if (postings)
-        bench_memory(dir, postings);
     rmdir(dir);
     return 0;
 }
