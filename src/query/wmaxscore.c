@@ -89,7 +89,8 @@ void splade_wmaxscore(splade_searcher *s, int n, topk *t)
     cursor **c = s->order;
     for (int i = 0; i < n; i++)
         c[i] = &s->cursors[i];
-    qsort(c, (size_t)n, sizeof *c, by_ub);
+    if (n > 1) /* an empty query may have no cursor array at all */
+        qsort(c, (size_t)n, sizeof *c, by_ub);
     uint64_t sum = 0;
     for (int i = 0; i < n; i++)
         s->ub_prefix[i] = sum += c[i]->ub;
