@@ -28,7 +28,7 @@
 #define V 30522
 
 typedef struct {
-    uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order;
+    uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle;
     double zipf;
     const char *dir;
 } params;
@@ -112,11 +112,12 @@ static void make_topics(uint32_t topics)
 
 /* n_topic terms of a random topic, then background terms (Zipf) up to n in total, all distinct;
  * stamp/epoch mark terms already taken. */
-static int sample_vector(const double *cdf, int n, int n_topic, uint32_t topics, double scale, int32_t *terms,
-                         float *w, uint32_t *stamp, uint32_t epoch)
+static int sample_vector(const double *cdf, int n, int n_topic, uint32_t topics, int64_t forced, double scale,
+                         int32_t *terms, float *w, uint32_t *stamp, uint32_t epoch)
 {
     int m = 0;
-    const int32_t *topic = topics ? topic_terms + (size_t)(uniform() * topics) * TOPIC_TERMS : NULL;
+    size_t pick = forced >= 0 ? (size_t)forced : (size_t)(uniform() * topics);
+    const int32_t *topic = topics ? topic_terms + pick * TOPIC_TERMS : NULL;
     for (int tries = 0; topic && m < n_topic && tries < 4 * n_topic; tries++) {
         int32_t t = topic[(int)(uniform() * TOPIC_TERMS)];
         if (stamp[t] == epoch)
@@ -157,7 +158,8 @@ static splade_index_builder *generate(const params *p, const double *cdf, uint32
         snprintf(id, sizeof id, "d%u", d);
         uint32_t doc;
         int n = (int)(p->doc_terms / 2 + uniform() * p->doc_terms); /* mean doc_terms */
-        n = sample_vector(cdf, n, p->topics ? n / 3 : 0, p->topics, 1.0, terms, w, stamp, d + 1);
+        int64_t forced = p->oracle && p->topics ? (int64_t)((uint64_t)d * p->topics / p->docs) : -1;
+        n = sample_vector(cdf, n, p->topics ? n / 3 : 0, p->topics, forced, 1.0, terms, w, stamp, d + 1);
         if (splade_builder_add_doc(b, "bench", id, "", "", d + 1, &doc) < 0 ||
             splade_builder_set_vector(b, doc, terms, w, n) < 0)
             return NULL;
@@ -212,6 +214,8 @@ static int parse(int argc, char **argv, params *p)
             p->topics = (uint32_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--zipf"))
             p->zipf = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--oracle-order"))
+            p->oracle = (uint32_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--keep-order"))
             p->keep_order = (uint32_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--dir"))
@@ -234,7 +238,7 @@ int main(int argc, char **argv)
     params p;
     setvbuf(stdout, NULL, _IOLBF, 0); /* partial results survive a time limit */
     if (parse(argc, argv, &p) < 0) {
-        fprintf(stderr, "usage: bench_index [--docs N] [--queries N] [--k N] [--topics T] [--zipf S] [--keep-order 0|1] [--dir DIR]\n");
+        fprintf(stderr, "usage: bench_index [--docs N] [--queries N] [--k N] [--topics T] [--zipf S] [--keep-order 0|1] [--oracle-order 0|1] [--dir DIR]\n");
         return 2;
     }
     double *cdf = zipf_cdf(p.zipf);
@@ -275,7 +279,7 @@ int main(int argc, char **argv)
     uint64_t qterms = 0;
     for (uint32_t i = 0; i < p.queries; i++) {
         int want = (int)(p.query_terms / 2 + uniform() * p.query_terms);
-        int n = sample_vector(cdf, want, p.topics ? want / 2 : 0, p.topics, 1.5, terms, w, stamp, p.docs + 1 + i);
+        int n = sample_vector(cdf, want, p.topics ? want / 2 : 0, p.topics, -1, 1.5, terms, w, stamp, p.docs + 1 + i);
         splade_qvec_build(terms, w, n, V, &qs[i]);
         qterms += (uint64_t)qs[i].n;
     }
