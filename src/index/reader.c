@@ -88,6 +88,8 @@ static int check_sections(splade_index *ix, const spx_header *h, const char *pat
         const spx_section *s = &tab[i];
         if (s->offset > ix->size || s->length > ix->size - s->offset)
             return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s lies outside the file", path, section_name(s->id));
+        if (s->offset % SPX_ALIGN) /* the tables are read in place as u32/u64 arrays */
+            return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s is not 64-byte aligned", path, section_name(s->id));
         if (splade_crc32c(0, ix->map + s->offset, s->length) != s->crc)
             return splade_fail(SPLADE_ERR_CHECKSUM, "%s: checksum mismatch in section %s (corrupted index)", path,
                                section_name(s->id));
