@@ -264,6 +264,100 @@ static void test_score_overflow_large_vocab(void **state)
     free(w);
 }
 
+/* Recomputes every section CRC, the file size and the header CRC of an index image in memory. */
+static void fix_checksums(uint8_t *f, size_t size)
+{
+    spx_header h;
+    memcpy(&h, f, sizeof h);
+    for (uint32_t i = 0; i < h.n_sections; i++) {
+        spx_section s;
+        memcpy(&s, f + sizeof h + 32u * i, sizeof s);
+        if (s.offset <= size && s.length <= size - s.offset)
+            s.crc = splade_crc32c(0, f + s.offset, s.length);
+        memcpy(f + sizeof h + 32u * i, &s, sizeof s);
+    }
+    uint32_t hb = spx_header_bytes(h.n_sections), crc = splade_crc32c(0, f, hb - 8);
+    memcpy(f + hb - 8, &crc, 4);
+}
+
+/* Damage that checksums cannot see (a crafted file, or a writer bug): the reader must refuse it
+ * at open with the part at fault, not read out of bounds later (found by fuzz_index_reader:
+ * a heap overflow in cursor_next_geq, misaligned table loads). */
+static void test_crc_valid_damage_refused(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+    for (int d = 0; d < 300; d++) {
+        char id[16];
+        snprintf(id, sizeof id, "d%d", d);
+        uint32_t doc;
+        int32_t t[2];
+        float w[2] = {1.0f + d % 3, 2.0f};
+        assert_int_equal(splade_builder_add_doc(b, "t", id, "", "", d + 1, &doc), 0);
+        assert_int_equal(splade_builder_term(b, "all", 3, &t[0]), 0);
+        assert_int_equal(splade_builder_term(b, d % 2 ? "odd" : "even", d % 2 ? 3 : 4, &t[1]), 0);
+        assert_int_equal(splade_builder_set_vector(b, doc, t, w, 2), 0);
+    }
+    assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+    splade_builder_free(b);
+    char src[600], bad[600];
+    snprintf(src, sizeof src, "%s/%s", dir, SPLADE_INDEX_FILE);
+    snprintf(bad, sizeof bad, "%s/bad.spx", dir);
+    int fd = open(src, O_RDONLY);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    size_t size = (size_t)st.st_size;
+    uint8_t *good = malloc(size), *f = malloc(size);
+    assert_int_equal(pread(fd, good, size, 0), (ssize_t)size);
+    close(fd);
+    spx_header h;
+    memcpy(&h, good, sizeof h);
+    uint64_t sec_entry[SEC_COUNT_] = {0}, sec_off[SEC_COUNT_] = {0};
+    for (uint32_t i = 0; i < h.n_sections; i++) {
+        spx_section s;
+        memcpy(&s, good + sizeof h + 32u * i, sizeof s);
+        if (s.id < SEC_COUNT_) {
+            sec_entry[s.id] = sizeof h + 32u * i;
+            sec_off[s.id] = s.offset;
+        }
+    }
+    struct {
+        uint64_t at;
+        uint32_t value;
+        const char *msg;
+    } cases[] = {
+        /* block 1 of "all" (a later block of a 300-posting term) claims a last_doc below its ids */
+        {sec_off[SEC_BLOCKS] + sizeof(splade_block_entry) + 8, 5, "posting block"},
+        /* block 0 starts inside block 1's bytes */
+        {sec_off[SEC_BLOCKS] + 0, 100, "posting block"},
+        /* VOCAB one byte further: tables would be read misaligned */
+        {sec_entry[SEC_VOCAB] + offsetof(spx_section, offset), (uint32_t)sec_off[SEC_VOCAB] + 1, "aligned"},
+        /* term 0's range ids (after its 5 maxima): control and data bytes 0xff, ids past n_ranges */
+        {sec_off[SEC_RANGES] + 5, 0xffffffffu, "range table"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        memcpy(f, good, size);
+        memcpy(f + cases[c].at, &cases[c].value, 4);
+        fix_checksums(f, size);
+        FILE *o = fopen(bad, "wb");
+        assert_int_equal(fwrite(f, 1, size, o), size);
+        fclose(o);
+        splade_index *ix;
+        int rc = splade_index_open(bad, &ix);
+        if (rc != SPLADE_ERR_FORMAT || !strstr(splade_error_detail(), cases[c].msg))
+            fail_msg("case %zu: rc %d, %s", c, rc, splade_error_detail());
+    }
+    memcpy(f, good, size); /* and the untouched image, checksums recomputed, still opens */
+    fix_checksums(f, size);
+    assert_memory_equal(f, good, size);
+    free(good);
+    free(f);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* Runs a shell command, returns its exit status and its output (stdout + stderr) in out. */
 static int run_cli(const char *cmd, char *out, size_t cap)
 {
@@ -571,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_score_overflow_large_vocab),
         cmocka_unit_test(test_zero_documents),
         cmocka_unit_test(test_sections_beyond_4gib),
+        cmocka_unit_test(test_crc_valid_damage_refused),
         cmocka_unit_test(test_truncated_documents_counted),
         cmocka_unit_test(test_encoder_vocab_250002),
     };
