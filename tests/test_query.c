@@ -139,6 +139,8 @@ static void map_internal_ids(collection *c, const splade_index *ix)
     free(seen);
 }
 
+static int build_threads = 1; /* inversion threads of the next build() */
+
 static splade_index *build(collection *c, char *dir)
 {
     char **tok = vocab_tokens(c->n_terms);
@@ -154,6 +156,7 @@ static splade_index *build(collection *c, char *dir)
     /* vectors attached in reverse order, as length-sorted encoding would do */
     for (uint32_t d = c->n_docs; d-- > 0;)
         assert_int_equal(splade_builder_set_vector(b, d, c->terms[d], c->w[d], c->len[d]), 0);
+    splade_builder_set_threads(b, build_threads);
     assert_int_equal(splade_builder_write(b, dir, NULL), 0);
     splade_builder_free(b);
     for (int32_t t = 0; t < c->n_terms; t++)
@@ -329,12 +332,38 @@ static void test_batch_same_for_any_thread_count(void **state)
     free_collection(&c);
 }
 
+/* The document order (and so every internal id) does not depend on the inversion's threads. */
+static void test_reorder_independent_of_threads(void **state)
+{
+    (void)state;
+    rng = 4242;
+    collection c;
+    make_collection(&c, 9000, 2000, 50, 0);
+    char *d1 = tmp_dir(), *d3 = tmp_dir();
+    build_threads = 1;
+    splade_index *a = build(&c, d1);
+    uint32_t *first = malloc(c.n_docs * sizeof *first);
+    memcpy(first, c.internal, c.n_docs * sizeof *first);
+    build_threads = 3;
+    splade_index *b = build(&c, d3);
+    build_threads = 1;
+    assert_true(splade_index_get_info(a)->flags & SPLADE_IX_REORDERED);
+    assert_memory_equal(first, c.internal, c.n_docs * sizeof *first);
+    free(first);
+    splade_index_close(a);
+    splade_index_close(b);
+    remove_index(d1);
+    remove_index(d3);
+    free_collection(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_collections_match_brute_force),
         cmocka_unit_test(test_empty_query_and_absent_terms),
         cmocka_unit_test(test_batch_same_for_any_thread_count),
+        cmocka_unit_test(test_reorder_independent_of_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

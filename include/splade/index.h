@@ -56,6 +56,7 @@ typedef struct {
     uint32_t n_truncated;
     uint64_t file_bytes;
     double invert_s, write_s; /* inversion+encoding, writing+fsync+verify+rename */
+    double reorder_s;         /* part of invert_s: choosing the document order (0 if kept) */
 } splade_build_stats;
 
 typedef struct splade_index_builder splade_index_builder;
@@ -83,6 +84,10 @@ int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32
  * groups similar documents (docs/FORMAT.md, "Document order"). Ranking is the same either way
  * except among equal scores, which go to the lower internal id. */
 void splade_builder_keep_order(splade_index_builder *b, int keep);
+
+/* Threads splade_builder_write may use for the inversion (default 1: the calling thread only). The
+ * index file does not depend on it. */
+void splade_builder_set_threads(splade_index_builder *b, int threads);
 
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
 uint32_t splade_builder_n_docs(const splade_index_builder *b);

@@ -214,6 +214,11 @@ void splade_builder_keep_order(splade_index_builder *b, int keep)
     b->keep_order = keep != 0;
 }
 
+void splade_builder_set_threads(splade_index_builder *b, int threads)
+{
+    b->threads = threads;
+}
+
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n)
 {
     b->n_truncated += n;

@@ -28,6 +28,7 @@ struct splade_index_builder {
     int32_t max_length;
     uint32_t n_truncated;
     int keep_order;        /* internal ids = corpus order (no reordering, reorder.c) */
+    int threads;           /* threads the inversion may use (reorder.c); <= 1: the calling thread only */
 };
 
 /* The postings of a builder, ready to write. */
@@ -45,6 +46,7 @@ typedef struct {
     size_t ranges_len;
     int32_t *vocab_order;       /* sorted vocabulary: VOCAB entry i is builder term vocab_order[i]; NULL: identity */
     uint32_t *doc_order;        /* internal id i is builder document doc_order[i] (reorder.c); NULL: identity */
+    double reorder_s;           /* seconds spent choosing doc_order */
 } splade_inverted;
 
 int splade_invert(const splade_index_builder *b, splade_inverted *out);

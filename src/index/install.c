@@ -124,6 +124,7 @@ int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_
     double t1 = now_s();
     rc = write_and_install(b, &inv, dir, st);
     st->invert_s = t1 - t0;
+    st->reorder_s = inv.reorder_s;
     st->write_s = now_s() - t1;
     st->n_docs = b->ids.n;
     st->n_postings = inv.n_postings;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "index/builder_internal.h"
 #include "index/postings.h"
@@ -319,11 +320,15 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
     out->doc_scale = max > 0 ? max / 255.0f : 0;
     out->n_postings = b->fn;
     out->vocab_order = order;
-    if (!b->keep_order && b->ids.n >= SPLADE_REORDER_MIN_DOCS && (rc = splade_reorder_docs(b, &out->doc_order)) < 0) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!b->keep_order && b->ids.n >= SPLADE_REORDER_MIN_DOCS && (rc = splade_reorder_docs(b, b->threads, &out->doc_order)) < 0) {
         free(remap);
         splade_inverted_free(out);
         return rc;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->reorder_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     csr c = {0};
     rc = scatter(b, remap, out->doc_order, max, &c);
     free(remap);

@@ -4,85 +4,64 @@
  * strong ranges are few and the others' bounds fall below the k-th score, so few are scored.
  *
  * Recursive graph bisection orders best but costs minutes per million documents. This is a
- * linear-time stand-in: label propagation on the bipartite graph of a sample of documents and their
- * strongest terms finds groups of terms that occur together (topics); every document then takes
- * the label carrying most of its weight, and documents are sorted by (label, strongest term),
- * corpus order inside. About 0.3 s per million documents of 120 terms. */
+ * linear-time stand-in: spherical-k-means-like clustering of documents by their 12 strongest terms,
+ * trained on a sample (1 in 8) with sparse centroids, then one assignment pass over all documents;
+ * documents are sorted by (cluster, strongest term), corpus order inside. */
 #include "index/reorder.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "splade.h"
 
-#define SAMPLE_EVERY 8 /* documents in the label-propagation graph: 1 in 8 */
-#define TOP_TERMS 12   /* a sampled document's edges: its strongest terms */
-#define ROUNDS 6
+#define SAMPLE_EVERY 8   /* documents the centroids are trained on: 1 in 8 */
+#define TOP_TERMS 32     /* a document's representation: its strongest terms */
+#define CLUSTER_DOCS 256 /* documents per cluster (4 BMP ranges) */
+#define CENT_TERMS 64    /* terms kept per centroid */
+#define ROUNDS 4
+#define MAX_TERM_CLUSTERS 16 /* terms in more centroids are left out of the matching */
 
-typedef struct {
-    uint32_t n, n_terms, *start; /* sampled documents: edges [start[i], start[i + 1]) */
-    uint32_t *term;              /* edge target */
-    float *w;                    /* edge weight: the document's weight of the term */
-    uint32_t *tstart, *tdoc;     /* the same edges by term: [tstart[t], tstart[t + 1]) */
-    float *tw;
-} graph;
-
-/* The document's up to TOP_TERMS strongest terms (ties: lower term), into t/w; returns the count. */
-static uint32_t top_terms(const splade_index_builder *b, uint32_t d, uint32_t *t, float *w)
+/* About the document's TOP_TERMS strongest terms, into t/w (returns the count), and its strongest
+ * term (largest weight, lower id on ties; n_terms if empty). Exact order does not matter for the
+ * clustering, so the cut is a 64-bin histogram of weight / max weight: all terms of the bins above
+ * the one where TOP_TERMS is reached, then that bin's first ones in document order. */
+static uint32_t top_terms(const splade_index_builder *b, uint32_t d, uint32_t *t, float *w, uint32_t *strongest)
 {
     const int32_t *ft = b->fterms + b->fwd_off[d];
     const float *fw = b->fweights + b->fwd_off[d];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < b->fwd_len[d]; i++) {
-        if (n == TOP_TERMS && fw[i] <= w[n - 1])
-            continue;
-        uint32_t j = n < TOP_TERMS ? n++ : n - 1; /* insertion into the sorted list */
-        while (j > 0 && (w[j - 1] < fw[i] || (w[j - 1] == fw[i] && t[j - 1] > (uint32_t)ft[i]))) {
-            t[j] = t[j - 1];
-            w[j] = w[j - 1];
-            j--;
+    uint32_t len = b->fwd_len[d], hist[65] = {0}, key = (uint32_t)b->n_terms;
+    float m = 0;
+    for (uint32_t i = 0; i < len; i++)
+        if (fw[i] > m || (fw[i] == m && (uint32_t)ft[i] < key)) {
+            m = fw[i];
+            key = (uint32_t)ft[i];
         }
-        t[j] = (uint32_t)ft[i];
-        w[j] = fw[i];
+    *strongest = key;
+    if (len <= TOP_TERMS) {
+        for (uint32_t i = 0; i < len; i++) {
+            t[i] = (uint32_t)ft[i];
+            w[i] = fw[i];
+        }
+        return len;
+    }
+    float scale = 64.0f / m;
+    for (uint32_t i = 0; i < len; i++)
+        hist[(uint32_t)(fw[i] * scale)]++; /* weights are in (0, m]: bins 0..64 */
+    uint32_t cut = 65, above = 0;
+    while (cut > 0 && above + hist[cut - 1] < TOP_TERMS)
+        above += hist[--cut];
+    cut--; /* bin where TOP_TERMS is reached: take TOP_TERMS - above of it */
+    uint32_t n = 0, from_cut = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        uint32_t bin = (uint32_t)(fw[i] * scale);
+        if (bin > cut || (bin == cut && from_cut++ < TOP_TERMS - above)) {
+            t[n] = (uint32_t)ft[i];
+            w[n++] = fw[i];
+        }
     }
     return n;
-}
-
-static int build_graph(const splade_index_builder *b, graph *g)
-{
-    uint32_t N = b->ids.n, T = (uint32_t)b->n_terms, S = (N + SAMPLE_EVERY - 1) / SAMPLE_EVERY;
-    size_t cap = (size_t)S * TOP_TERMS + 1;
-    g->start = malloc(((size_t)S + 1) * sizeof *g->start);
-    g->term = malloc(cap * sizeof *g->term);
-    g->w = malloc(cap * sizeof *g->w);
-    g->tstart = calloc((size_t)T + 2, sizeof *g->tstart);
-    g->tdoc = malloc(cap * sizeof *g->tdoc);
-    g->tw = malloc(cap * sizeof *g->tw);
-    if (!g->start || !g->term || !g->w || !g->tstart || !g->tdoc || !g->tw)
-        return splade_fail(SPLADE_ERR_NOMEM, "reordering graph");
-    uint32_t e = 0;
-    g->n = S;
-    g->n_terms = T;
-    for (uint32_t i = 0; i < S; i++) {
-        g->start[i] = e;
-        e += top_terms(b, i * SAMPLE_EVERY, g->term + e, g->w + e);
-    }
-    g->start[S] = e;
-    for (uint32_t x = 0; x < e; x++)
-        g->tstart[g->term[x] + 1]++;
-    for (uint32_t t = 0; t < T; t++)
-        g->tstart[t + 1] += g->tstart[t];
-    uint32_t *cur = malloc(((size_t)T + 1) * sizeof *cur);
-    if (!cur)
-        return splade_fail(SPLADE_ERR_NOMEM, "reordering graph");
-    memcpy(cur, g->tstart, ((size_t)T + 1) * sizeof *cur);
-    for (uint32_t i = 0; i < S; i++)
-        for (uint32_t x = g->start[i]; x < g->start[i + 1]; x++) {
-            g->tdoc[cur[g->term[x]]] = i;
-            g->tw[cur[g->term[x]]++] = g->w[x];
-        }
-    free(cur);
-    return SPLADE_OK;
 }
 
 /* Weighted plurality vote: acc[label] accumulates, touched lists the labels seen. Ties go to the
@@ -115,35 +94,95 @@ static uint32_t vote_winner(vote *v)
     return best;
 }
 
-/* Alternating rounds: each sampled document takes the label its terms vote for, then each term the
- * label its documents vote for. Terms start as their own label, so the first document labels are
- * the strongest terms and topics emerge as co-occurring terms converge on one label. */
-static void propagate(const graph *g, uint32_t *term_label, uint32_t *doc_label, vote *v)
+/* Sparse centroids, and their inverted index term -> (cluster, weight). */
+typedef struct {
+    uint32_t k, n_terms;
+    uint32_t *term;  /* [k × CENT_TERMS], UINT32_MAX = unused */
+    float *w;
+    uint32_t *istart, *icl; /* inverted: [istart[t], istart[t + 1]) */
+    float *iw;
+} centroids;
+
+static int index_centroids(centroids *c)
 {
-    for (int r = 0; r < ROUNDS; r++) {
-        for (uint32_t i = 0; i < g->n; i++) {
-            for (uint32_t x = g->start[i]; x < g->start[i + 1]; x++)
-                vote_add(v, term_label[g->term[x]], g->w[x]);
-            doc_label[i] = vote_winner(v);
-        }
-        for (uint32_t t = 0; t < g->n_terms; t++) {
-            if (g->tstart[t] == g->tstart[t + 1])
-                continue; /* not among any sampled document's strongest terms: keeps its own label */
-            for (uint32_t k = g->tstart[t]; k < g->tstart[t + 1]; k++)
-                vote_add(v, doc_label[g->tdoc[k]], g->tw[k]);
-            term_label[t] = vote_winner(v);
-        }
+    memset(c->istart, 0, ((size_t)c->n_terms + 2) * sizeof *c->istart);
+    size_t n = (size_t)c->k * CENT_TERMS;
+    for (size_t i = 0; i < n; i++)
+        if (c->term[i] != UINT32_MAX)
+            c->istart[c->term[i] + 1]++;
+    for (uint32_t t = 0; t < c->n_terms; t++) { /* a term in many centroids tells them apart poorly */
+        if (c->istart[t + 1] > MAX_TERM_CLUSTERS)
+            c->istart[t + 1] = 0;
+        c->istart[t + 1] += c->istart[t];
     }
+    uint32_t *cur = malloc(((size_t)c->n_terms + 1) * sizeof *cur);
+    if (!cur)
+        return splade_fail(SPLADE_ERR_NOMEM, "document clustering");
+    memcpy(cur, c->istart, ((size_t)c->n_terms + 1) * sizeof *cur);
+    for (size_t i = 0; i < n; i++)
+        if (c->term[i] != UINT32_MAX && cur[c->term[i]] < c->istart[c->term[i] + 1]) {
+            c->icl[cur[c->term[i]]] = (uint32_t)(i / CENT_TERMS);
+            c->iw[cur[c->term[i]]++] = c->w[i];
+        }
+    free(cur);
+    return SPLADE_OK;
 }
 
-static void free_graph(graph *g)
+/* The cluster whose centroid has the largest dot product with (t, w); fallback if none shares a term. */
+static uint32_t nearest(const centroids *c, const uint32_t *t, const float *w, uint32_t n, vote *v, uint32_t fallback)
 {
-    free(g->start);
-    free(g->term);
-    free(g->w);
-    free(g->tstart);
-    free(g->tdoc);
-    free(g->tw);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = c->istart[t[i]]; j < c->istart[t[i] + 1]; j++)
+            vote_add(v, c->icl[j], w[i] * c->iw[j]);
+    uint32_t best = vote_winner(v);
+    return best == UINT32_MAX ? fallback : best;
+}
+
+/* Unit length: a centroid scores a document by direction, so a one-member cluster does not beat a
+ * topic's centroid on a single shared term (spherical k-means). */
+static void normalize(float *w, uint32_t n)
+{
+    double ss = 0;
+    for (uint32_t i = 0; i < n; i++)
+        ss += (double)w[i] * w[i];
+    float inv = ss > 0 ? (float)(1.0 / sqrt(ss)) : 0;
+    for (uint32_t i = 0; i < n; i++)
+        w[i] *= inv;
+}
+
+/* New centroids: the mean of each cluster's members, cut to its CENT_TERMS largest terms. Members
+ * are sample documents [start[i], start[i + 1]) of (t, w) grouped by cluster in `by`. */
+static void update_centroids(centroids *c, const uint32_t *st, const uint32_t *t, const float *w,
+                             const uint32_t *by, const uint32_t *cstart, vote *v)
+{
+    for (uint32_t cl = 0; cl < c->k; cl++) {
+        if (cstart[cl] == cstart[cl + 1])
+            continue; /* empty: keeps its centroid */
+        for (uint32_t m = cstart[cl]; m < cstart[cl + 1]; m++)
+            for (uint32_t x = st[by[m]]; x < st[by[m] + 1]; x++)
+                vote_add(v, t[x], w[x]);
+        uint32_t *ct = c->term + (size_t)cl * CENT_TERMS, n = 0;
+        float *cw = c->w + (size_t)cl * CENT_TERMS, inv = 1.0f / (float)(cstart[cl + 1] - cstart[cl]);
+        for (uint32_t i = 0; i < v->n; i++) { /* top CENT_TERMS by insertion; ties to the lower term */
+            uint32_t term = v->touched[i];
+            float a = v->acc[term] * inv;
+            v->acc[term] = 0;
+            if (n == CENT_TERMS && (a < cw[n - 1] || (a == cw[n - 1] && term > ct[n - 1])))
+                continue;
+            uint32_t j = n < CENT_TERMS ? n++ : n - 1;
+            while (j > 0 && (cw[j - 1] < a || (cw[j - 1] == a && ct[j - 1] > term))) {
+                ct[j] = ct[j - 1];
+                cw[j] = cw[j - 1];
+                j--;
+            }
+            ct[j] = term;
+            cw[j] = a;
+        }
+        v->n = 0;
+        for (uint32_t j = n; j < CENT_TERMS; j++)
+            ct[j] = UINT32_MAX;
+        normalize(cw, n);
+    }
 }
 
 /* Stable counting sort of ids[0..n) by key[id] < n_keys into out. */
@@ -162,58 +201,152 @@ static int sort_by(const uint32_t *ids, uint32_t n, const uint32_t *key, uint32_
     return SPLADE_OK;
 }
 
-/* Every document's label (the vote of its strongest terms, as in the graph) and strongest term
- * (n_terms for an empty document). */
-static void label_docs(const splade_index_builder *b, const uint32_t *term_label, vote *v, uint32_t *label,
-                       uint32_t *strongest)
+typedef struct {
+    uint32_t n, *st, *t; /* sample document i: (t, w)[st[i] .. st[i + 1]) */
+    float *w;
+    uint32_t *cl, *by, *cstart;
+} sample;
+
+static void train(const splade_index_builder *b, sample *s, centroids *c, vote *v)
 {
-    uint32_t T = (uint32_t)b->n_terms, t[TOP_TERMS];
+    uint32_t e = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->st[i] = e;
+        uint32_t strongest;
+        e += top_terms(b, i * SAMPLE_EVERY, s->t + e, s->w + e, &strongest);
+    }
+    s->st[s->n] = e;
+    for (uint32_t cl = 0; cl < c->k; cl++) { /* seeds: evenly spaced sample documents */
+        uint32_t i = (uint32_t)(((uint64_t)cl * 2654435761u) % s->n), n = s->st[i + 1] - s->st[i];
+        for (uint32_t j = 0; j < CENT_TERMS; j++) {
+            c->term[(size_t)cl * CENT_TERMS + j] = j < n ? s->t[s->st[i] + j] : UINT32_MAX;
+            c->w[(size_t)cl * CENT_TERMS + j] = j < n ? s->w[s->st[i] + j] : 0;
+        }
+        normalize(c->w + (size_t)cl * CENT_TERMS, n < CENT_TERMS ? n : CENT_TERMS);
+        s->cl[i] = cl;
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        if (index_centroids(c) < 0)
+            return; /* out of memory: the order is only an optimization, keep what we have */
+        for (uint32_t i = 0; i < s->n; i++)
+            s->cl[i] = nearest(c, s->t + s->st[i], s->w + s->st[i], s->st[i + 1] - s->st[i], v, c->k);
+        memset(s->cstart, 0, ((size_t)c->k + 2) * sizeof *s->cstart);
+        for (uint32_t i = 0; i < s->n; i++)
+            s->cstart[s->cl[i] + 1]++;
+        for (uint32_t cl = 0; cl <= c->k; cl++)
+            s->cstart[cl + 1] += s->cstart[cl];
+        for (uint32_t i = 0; i < s->n; i++)
+            s->by[s->cstart[s->cl[i]]++] = i;
+        for (uint32_t cl = c->k + 1; cl-- > 0;)
+            s->cstart[cl + 1] = s->cstart[cl];
+        s->cstart[0] = 0;
+        update_centroids(c, s->st, s->t, s->w, s->by, s->cstart, v);
+    }
+    index_centroids(c);
+}
+
+typedef struct {
+    vote v;
+    sample s;
+    centroids c;
+    uint32_t *label, *strongest, *ids, *order;
+} state;
+
+static void free_state(state *x)
+{
+    void *p[] = {x->v.acc, x->v.touched, x->s.st, x->s.t, x->s.w, x->s.cl, x->s.by, x->s.cstart, x->c.term,
+                 x->c.w, x->c.istart, x->c.icl, x->c.iw, x->label, x->strongest, x->ids, x->order};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+        free(p[i]);
+}
+
+static int alloc_state(uint32_t N, uint32_t T, state *x)
+{
+    uint32_t K = N / CLUSTER_DOCS + 1, S = (N + SAMPLE_EVERY - 1) / SAMPLE_EVERY;
+    size_t V = (T > K ? T : K) + 1, E = (size_t)S * TOP_TERMS + 1, C = (size_t)K * CENT_TERMS + 1;
+    *x = (state){
+        .v = {calloc(V, sizeof(float)), malloc(V * sizeof(uint32_t)), 0},
+        .s = {S, malloc(((size_t)S + 1) * 4), malloc(E * 4), malloc(E * sizeof(float)), calloc((size_t)S + 1, 4),
+              malloc(((size_t)S + 1) * 4), malloc(((size_t)K + 3) * 4)},
+        .c = {K, T, malloc(C * 4), malloc(C * sizeof(float)), malloc(((size_t)T + 2) * 4), malloc(C * 4),
+              malloc(C * sizeof(float))},
+        .label = malloc(((size_t)N + 1) * 4), .strongest = malloc(((size_t)N + 1) * 4),
+        .ids = malloc(((size_t)N + 1) * 4), .order = malloc(((size_t)N + 1) * 4)};
+    void *p[] = {x->v.acc, x->v.touched, x->s.st, x->s.t, x->s.w, x->s.cl, x->s.by, x->s.cstart, x->c.term,
+                 x->c.w, x->c.istart, x->c.icl, x->c.iw, x->label, x->strongest, x->ids, x->order};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+        if (!p[i])
+            return splade_fail(SPLADE_ERR_NOMEM, "document order of %u documents", N);
+    return SPLADE_OK;
+}
+
+/* The final pass, every document to its nearest centroid: documents [from, to) with vote v. */
+typedef struct {
+    const splade_index_builder *b;
+    state *x;
+    uint32_t from, to;
+    vote v;
+} assign_job;
+
+static void *assign_range(void *arg)
+{
+    assign_job *j = arg;
+    uint32_t t[TOP_TERMS];
     float w[TOP_TERMS];
-    for (uint32_t d = 0; d < b->ids.n; d++) {
-        uint32_t n = top_terms(b, d, t, w);
-        for (uint32_t i = 0; i < n; i++)
-            vote_add(v, term_label[t[i]], w[i]);
-        uint32_t l = vote_winner(v);
-        label[d] = n ? l : T;
-        strongest[d] = n ? t[0] : T;
+    for (uint32_t d = j->from; d < j->to; d++) {
+        uint32_t n = top_terms(j->b, d, t, w, &j->x->strongest[d]);
+        j->x->label[d] = nearest(&j->x->c, t, w, n, &j->v, j->x->c.k);
+    }
+    return NULL;
+}
+
+/* Splits the final pass over `threads` threads (the calling one included); each extra thread has
+ * its own vote scratch. Falls back to fewer threads if one cannot start: same result. */
+static void assign_all(const splade_index_builder *b, state *x, int threads)
+{
+    enum { MAX_THREADS = 64 };
+    uint32_t N = b->ids.n;
+    size_t V = (x->c.n_terms > x->c.k ? x->c.n_terms : x->c.k) + 1;
+    threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    assign_job jobs[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    uint32_t done_to = N;
+    for (int i = threads - 1; i >= 1; i--) {
+        jobs[i] = (assign_job){b, x, (uint32_t)((uint64_t)N * i / threads), done_to,
+                               {calloc(V, sizeof(float)), malloc(V * sizeof(uint32_t)), 0}};
+        if (jobs[i].v.acc && jobs[i].v.touched && pthread_create(&tid[i], NULL, assign_range, &jobs[i]) == 0) {
+            started[i] = 1;
+            done_to = jobs[i].from;
+        }
+    }
+    jobs[0] = (assign_job){b, x, 0, done_to, x->v};
+    assign_range(&jobs[0]);
+    for (int i = 1; i < threads; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        free(jobs[i].v.acc);
+        free(jobs[i].v.touched);
     }
 }
 
-int splade_reorder_docs(const splade_index_builder *b, uint32_t **order_out)
+int splade_reorder_docs(const splade_index_builder *b, int threads, uint32_t **order_out)
 {
     uint32_t N = b->ids.n, T = (uint32_t)b->n_terms;
-    graph g = {0};
-    vote v = {calloc((size_t)T + 1, sizeof *v.acc), malloc(((size_t)T + 1) * sizeof *v.touched), 0};
-    uint32_t *term_label = malloc(((size_t)T + 1) * sizeof *term_label);
-    uint32_t *doc_label = malloc(((size_t)N / SAMPLE_EVERY + 2) * sizeof *doc_label);
-    uint32_t *label = malloc(((size_t)N + 1) * sizeof *label), *strongest = malloc(((size_t)N + 1) * sizeof *strongest);
-    uint32_t *ids = malloc(((size_t)N + 1) * sizeof *ids), *order = malloc(((size_t)N + 1) * sizeof *order);
-    int rc = v.acc && v.touched && term_label && doc_label && label && strongest && ids && order
-                 ? build_graph(b, &g)
-                 : splade_fail(SPLADE_ERR_NOMEM, "document order of %u documents", N);
+    state x;
+    int rc = alloc_state(N, T, &x);
     if (rc == 0) {
-        for (uint32_t t = 0; t < T; t++)
-            term_label[t] = t;
-        propagate(&g, term_label, doc_label, &v);
-        label_docs(b, term_label, &v, label, strongest);
+        train(b, &x.s, &x.c, &x.v);
+        assign_all(b, &x, threads);
         for (uint32_t d = 0; d < N; d++)
-            ids[d] = d;
-        rc = sort_by(ids, N, strongest, T + 1, order);
+            x.ids[d] = d;
+        rc = sort_by(x.ids, N, x.strongest, T + 1, x.order);
         if (rc == 0)
-            rc = sort_by(order, N, label, T + 1, ids);
+            rc = sort_by(x.order, N, x.label, x.c.k + 1, x.ids);
     }
-    free_graph(&g);
-    free(v.acc);
-    free(v.touched);
-    free(term_label);
-    free(doc_label);
-    free(label);
-    free(strongest);
-    free(order);
-    if (rc < 0) {
-        free(ids);
-        return rc;
-    }
-    *order_out = ids;
-    return SPLADE_OK;
+    *order_out = rc == 0 ? x.ids : NULL;
+    if (rc == 0)
+        x.ids = NULL;
+    free_state(&x);
+    return rc;
 }
