@@ -364,8 +364,10 @@ static void test_damaged_files_are_rejected(void **state)
     assert_int_equal(stat(good, &st), 0);
 
     copy_file(good, bad, -1);
-    patch_byte(bad, 8, 0x06); /* version 1 -> 7 */
-    expect_open_error(bad, SPLADE_ERR_VERSION, "version 7 is not supported");
+    patch_byte(bad, 8, 0x06); /* version 2 -> 4 (and version 1, the previous layout, is refused too) */
+    expect_open_error(bad, SPLADE_ERR_VERSION, "version 4 is not supported");
+    patch_byte(bad, 8, 0x05);
+    expect_open_error(bad, SPLADE_ERR_VERSION, "version 1 is not supported");
 
     copy_file(good, bad, st.st_size - 40);
     expect_open_error(bad, SPLADE_ERR_FORMAT, "truncated");

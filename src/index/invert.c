@@ -208,7 +208,8 @@ static void encode_blocks(const csr *c, int32_t t, uint64_t bi, splade_inverted 
 /* One term's range maxima (docs/FORMAT.md, "Range maxima"): the doc-id ranges it occurs in and its
  * largest impact in each, appended at *pos; ids/max are scratch of the term's length. Done right
  * after the term's blocks, while its postings are still in cache. */
-static void encode_ranges(const csr *c, int32_t t, uint32_t *ids, uint8_t *max, splade_inverted *inv, size_t *pos)
+static void encode_ranges(const csr *c, int32_t t, uint32_t total, uint32_t *ids, uint8_t *max, splade_inverted *inv,
+                          size_t *pos)
 {
     uint32_t n = 0;
     for (uint64_t p = c->start[t]; p < c->start[t + 1]; p++) {
@@ -221,12 +222,21 @@ static void encode_ranges(const csr *c, int32_t t, uint32_t *ids, uint8_t *max, 
         }
     }
     inv->range_terms[t] = (splade_range_term){.offset = *pos, .n_ranges = n};
+    if (splade_ranges_dense(n, total)) { /* one maximum per range, 0 where absent: SIMD-summed by BMP */
+        inv->range_terms[t].flags = SPLADE_RANGES_DENSE;
+        memset(inv->ranges + *pos, 0, total);
+        for (uint32_t i = 0; i < n; i++)
+            inv->ranges[*pos + ids[i]] = max[i];
+        *pos += total;
+        return;
+    }
     memcpy(inv->ranges + *pos, max, n);
     *pos += n + splade_svb_delta_encode(ids, n, 0, inv->ranges + *pos + n);
 }
 
-static int encode_terms(const csr *c, int32_t T, splade_inverted *inv)
+static int encode_terms(const csr *c, int32_t T, uint32_t n_docs, splade_inverted *inv)
 {
+    uint32_t total = (uint32_t)(((uint64_t)n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT);
     uint64_t nb = 0, longest = 0;
     for (int32_t t = 0; t < T; t++) {
         uint64_t len = c->start[t + 1] - c->start[t];
@@ -251,7 +261,7 @@ static int encode_terms(const csr *c, int32_t T, splade_inverted *inv)
         for (int32_t t = 0; t < T; t++) {
             encode_blocks(c, t, bi, inv, &pos);
             bi += (c->start[t + 1] - c->start[t] + SPLADE_BLOCK_SIZE - 1) / SPLADE_BLOCK_SIZE;
-            encode_ranges(c, t, ids, max, inv, &rpos);
+            encode_ranges(c, t, total, ids, max, inv, &rpos);
         }
         memset(inv->postings + pos, 0, 16);
         inv->postings_len = pos + 16;
@@ -333,7 +343,7 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
     rc = scatter(b, remap, out->doc_order, max, &c);
     free(remap);
     if (rc == 0)
-        rc = encode_terms(&c, b->n_terms, out);
+        rc = encode_terms(&c, b->n_terms, b->ids.n, out);
     free(c.start);
     free(c.docs);
     free(c.imps);

@@ -133,6 +133,19 @@ static int check_postings(splade_index *ix)
     return SPLADE_OK;
 }
 
+/* A dense table (docs/FORMAT.md, "Range maxima"): one byte per range, inside the section, with
+ * exactly n_ranges non-zero entries (BMP trusts both). */
+static int check_dense(const splade_index *ix, const splade_range_term *r, uint64_t n_ranges, uint64_t end)
+{
+    if (n_ranges > end - r->offset)
+        return bad(ix, "dense range table");
+    const uint8_t *m = ix->sec[SEC_RANGES] + r->offset;
+    uint64_t nonzero = 0;
+    for (uint64_t i = 0; i < n_ranges; i++)
+        nonzero += m[i] != 0;
+    return nonzero == r->n_ranges ? SPLADE_OK : bad(ix, "dense range table");
+}
+
 static int check_ranges(splade_index *ix)
 {
     uint32_t T = ix->info.n_terms;
@@ -149,9 +162,13 @@ static int check_ranges(splade_index *ix)
         const splade_range_term *r = &ix->range_terms[t];
         uint32_t last;
         if (r->n_ranges > n_ranges || r->n_ranges > ix->terms[t].n_postings || r->offset > end ||
-            r->n_ranges > end - r->offset ||
-            !svb_check(ix->sec[SEC_RANGES] + r->offset + r->n_ranges, end - r->offset - r->n_ranges, r->n_ranges,
-                       0, 1, n_ranges, &last, scratch))
+            (r->flags & ~(uint32_t)SPLADE_RANGES_DENSE))
+            rc = bad(ix, "range table");
+        else if (r->flags & SPLADE_RANGES_DENSE)
+            rc = check_dense(ix, r, n_ranges, end);
+        else if (r->n_ranges > end - r->offset ||
+                 !svb_check(ix->sec[SEC_RANGES] + r->offset + r->n_ranges, end - r->offset - r->n_ranges, r->n_ranges,
+                            0, 1, n_ranges, &last, scratch))
             rc = bad(ix, "range table");
     }
     free(scratch);
@@ -230,5 +247,6 @@ void splade_index_ranges(const splade_index *ix, int32_t term, splade_term_range
     if (term < 0 || (uint32_t)term >= ix->info.n_terms)
         return;
     out->n = ix->range_terms[term].n_ranges;
+    out->dense = (ix->range_terms[term].flags & SPLADE_RANGES_DENSE) != 0;
     out->data = ix->sec[SEC_RANGES] + ix->range_terms[term].offset;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "index/svb.h"
+#include "query/dense_ranges.h"
 #include "query/search_internal.h"
 
 #define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
@@ -23,10 +24,14 @@ static uint32_t range_bounds(splade_searcher *s, const int32_t *terms, int n)
     for (int i = 0; i < n; i++) {
         splade_term_ranges tr;
         splade_index_ranges(s->ix, terms[i], &tr);
-        splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, s->range_ids);
         uint32_t qw = s->cursors[i].qw;
         uint64_t *present = s->range_bits + (size_t)i * s->range_words;
         memset(present, 0, s->range_words * sizeof *present);
+        if (tr.dense) { /* n_ranges entries, checked at open */
+            splade_dense_ranges_add(tr.data, n_ranges, qw, s->range_ub, present);
+            continue;
+        }
+        splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, s->range_ids);
         for (uint32_t j = 0; j < tr.n; j++) {
             uint32_t r = s->range_ids[j];
             if (r < n_ranges) { /* a damaged list must not write outside the arrays */

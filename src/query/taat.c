@@ -27,10 +27,15 @@ void splade_taat(splade_searcher *s, int n, topk *t)
     uint32_t n_docs = splade_index_get_info(s->ix)->n_docs;
     for (int i = 0; i < n; i++)
         add_list(s, &s->cursors[i], n_docs);
+    uint32_t theta = 0; /* documents come in id order: one that only ties the k-th score loses */
     for (uint32_t d = 0; d < n_docs; d++) {
-        if (s->acc[d]) {
-            topk_offer(t, (splade_hit){d, s->acc[d]});
-            s->acc[d] = 0;
+        uint32_t a = s->acc[d];
+        if (!a)
+            continue;
+        s->acc[d] = 0;
+        if (a > theta) { /* theta is 0 until k documents are kept */
+            topk_offer(t, (splade_hit){d, a});
+            theta = topk_threshold(t);
         }
     }
 }
