@@ -24,11 +24,13 @@
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"
+#include "splade/vectors.h"
 
 #define V 30522
 
 typedef struct {
     uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle, threads;
+    const char *vector_queries;
     double zipf;
     const char *dir;
 } params;
@@ -214,6 +216,8 @@ static int parse(int argc, char **argv, params *p)
             p->topics = (uint32_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--zipf"))
             p->zipf = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--vector-queries"))
+            p->vector_queries = argv[i + 1];
         else if (!strcmp(argv[i], "--threads"))
             p->threads = (uint32_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--oracle-order"))
@@ -235,59 +239,138 @@ static double max_rss_mb(void)
     return ru.ru_maxrss / 1024.0;
 }
 
-int main(int argc, char **argv)
+/* Generates the synthetic collection, builds it (timed) and its queries. Returns 0 on success. */
+static int synthetic(const params *p, splade_index **ix, splade_qvec **qs_out)
 {
-    params p;
-    setvbuf(stdout, NULL, _IOLBF, 0); /* partial results survive a time limit */
-    if (parse(argc, argv, &p) < 0) {
-        fprintf(stderr, "usage: bench_index [--docs N] [--queries N] [--k N] [--topics T] [--zipf S] [--keep-order 0|1] [--oracle-order 0|1] [--threads N] [--dir DIR]\n");
-        return 2;
-    }
-    double *cdf = zipf_cdf(p.zipf);
-    make_topics(p.topics);
+    double *cdf = zipf_cdf(p->zipf);
+    make_topics(p->topics);
     uint32_t *stamp = calloc(V, sizeof *stamp);
     double t0 = now_s();
-    splade_index_builder *b = generate(&p, cdf, stamp);
-    if (!b) {
-        fprintf(stderr, "generate: %s\n", splade_error_detail());
-        return 1;
-    }
-    printf("generated %u docs in %.1f s\n", p.docs, now_s() - t0);
+    splade_index_builder *b = generate(p, cdf, stamp);
+    if (!b)
+        return -1;
+    printf("generated %u docs in %.1f s\n", p->docs, now_s() - t0);
     splade_build_stats st;
-    splade_builder_keep_order(b, (int)p.keep_order);
-    splade_builder_set_threads(b, (int)p.threads);
-    printf("build threads: %u\n", p.threads ? p.threads : 1);
-    printf("load average before the build: %.2f\n", load_avg());
+    splade_builder_keep_order(b, (int)p->keep_order);
+    splade_builder_set_threads(b, (int)p->threads);
+    printf("build threads: %u\nload average before the build: %.2f\n", p->threads ? p->threads : 1, load_avg());
     t0 = now_s();
     double c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
-    if (splade_builder_write(b, p.dir, &st) < 0) {
-        fprintf(stderr, "write: %s\n", splade_error_detail());
-        return 1;
-    }
+    if (splade_builder_write(b, p->dir, &st) < 0)
+        return -1;
     double wt = now_s() - t0, wc = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     splade_builder_free(b);
-    printf("| inversion + write + fsync + verify | %.2f s | %.0f docs/s | (inversion %.2f s incl. reordering %.2f s, write %.2f s; CPU %.2f s) |\n",
-           wt, p.docs / wt, st.invert_s, st.reorder_s, st.write_s, wc);
+    printf("| inversion + write + fsync + verify | %.2f s | %.0f docs/s | (inversion %.2f s incl. reordering %.2f s, "
+           "write %.2f s; CPU %.2f s) |\n",
+           wt, p->docs / wt, st.invert_s, st.reorder_s, st.write_s, wc);
     printf("| postings | %llu | %.1f per doc | %.2f bytes per posting (whole file %.1f MB) |\n",
-           (unsigned long long)st.n_postings, (double)st.n_postings / p.docs, (double)st.file_bytes / st.n_postings,
+           (unsigned long long)st.n_postings, (double)st.n_postings / p->docs, (double)st.file_bytes / st.n_postings,
            st.file_bytes / 1e6);
-
-    splade_index *ix;
-    if (splade_index_open(p.dir, &ix) < 0) {
-        fprintf(stderr, "open: %s\n", splade_error_detail());
-        return 1;
-    }
-    splade_qvec *qs = calloc(p.queries, sizeof *qs);
+    if (splade_index_open(p->dir, ix) < 0)
+        return -1;
+    splade_qvec *qs = calloc(p->queries, sizeof *qs);
     int32_t terms[256];
     float w[256];
-    uint64_t qterms = 0;
-    for (uint32_t i = 0; i < p.queries; i++) {
-        int want = (int)(p.query_terms / 2 + uniform() * p.query_terms);
-        int n = sample_vector(cdf, want, p.topics ? want / 2 : 0, p.topics, -1, 1.5, terms, w, stamp, p.docs + 1 + i);
+    for (uint32_t i = 0; i < p->queries; i++) {
+        int want = (int)(p->query_terms / 2 + uniform() * p->query_terms);
+        int n = sample_vector(cdf, want, p->topics ? want / 2 : 0, p->topics, -1, 1.5, terms, w, stamp, p->docs + 1 + i);
         splade_qvec_build(terms, w, n, V, &qs[i]);
-        qterms += (uint64_t)qs[i].n;
     }
-    printf("queries: %u, %.1f terms on average, k = %u\n", p.queries, (double)qterms / p.queries, p.k);
+    free(cdf);
+    free(stamp);
+    *qs_out = qs;
+    return 0;
+}
+
+/* An existing index (e.g. SciFact built with `build --vectors`) and query vectors (JSONL of
+ * include/splade/vectors.h; tokens looked up in the index, unknown ones dropped). */
+static int existing(params *p, splade_index **ix, splade_qvec **qs_out)
+{
+    splade_vectors_reader *r;
+    if (splade_index_open(p->dir, ix) < 0 || splade_vectors_open(p->vector_queries, &r) < 0)
+        return -1;
+    uint32_t cap = 1024, n = 0;
+    splade_qvec *qs = malloc(cap * sizeof *qs);
+    splade_vector_record rec;
+    while (splade_vectors_next(r, &rec) == 1 && n < p->queries) {
+        int32_t *terms = malloc(((size_t)rec.n + 1) * sizeof *terms);
+        for (int i = 0; i < rec.n; i++)
+            terms[i] = splade_index_term_lookup(*ix, rec.tokens[i], strlen(rec.tokens[i]));
+        if (n == cap)
+            qs = realloc(qs, (cap *= 2) * sizeof *qs);
+        splade_qvec_build(terms, rec.weights, rec.n, splade_index_get_info(*ix)->n_terms, &qs[n++]);
+        free(terms);
+    }
+    splade_vectors_close(r);
+    p->queries = n;
+    p->docs = splade_index_get_info(*ix)->n_docs;
+    printf("index %s: %u docs, %llu postings, %.2f bytes per posting; %u queries from %s\n", p->dir, p->docs,
+           (unsigned long long)splade_index_get_info(*ix)->n_postings,
+           (double)splade_index_get_info(*ix)->file_bytes / splade_index_get_info(*ix)->n_postings, n, p->vector_queries);
+    *qs_out = qs;
+    return n ? 0 : -1;
+}
+
+static int cmp_u32_desc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* The statistics that decide how much an exact method can prune, for comparing the synthetic
+ * collection with a real one: how postings spread over terms, how many of a query's terms are
+ * frequent, and how far the best documents stand out (top-1 vs top-10 vs top-100 scores). */
+static void collection_stats(const splade_index *ix, const splade_qvec *qs, uint32_t nq)
+{
+    const splade_index_info *in = splade_index_get_info(ix);
+    uint32_t *df = malloc(((size_t)in->n_terms + 1) * sizeof *df), used = 0;
+    for (uint32_t t = 0; t < in->n_terms; t++) {
+        splade_term_postings tp;
+        splade_index_postings(ix, (int32_t)t, &tp);
+        if (tp.n_postings)
+            df[used++] = tp.n_postings;
+    }
+    qsort(df, used, sizeof *df, cmp_u32_desc);
+    uint64_t top1 = 0, top10 = 0;
+    for (uint32_t i = 0; i < used; i++) {
+        top1 += i < used / 100 ? df[i] : 0;
+        top10 += i < used / 10 ? df[i] : 0;
+    }
+    printf("| postings per doc | terms used | postings in top 1%% / 10%% of terms | largest df / n_docs | median df / n_docs |\n"
+           "| %.1f | %u | %.1f%% / %.1f%% | %.3f | %.5f |\n",
+           (double)in->n_postings / in->n_docs, used, 100.0 * top1 / in->n_postings, 100.0 * top10 / in->n_postings,
+           (double)df[0] / in->n_docs, (double)df[used / 2] / in->n_docs);
+    double qt = 0, head = 0, rare = 0, r10 = 0, r100 = 0;
+    uint32_t scored = 0;
+    splade_searcher *s;
+    splade_searcher_create(ix, &s);
+    splade_hit h[100];
+    for (uint32_t i = 0; i < nq; i++) {
+        qt += qs[i].n;
+        for (int32_t j = 0; j < qs[i].n; j++) {
+            splade_term_postings tp;
+            splade_index_postings(ix, qs[i].terms[j], &tp);
+            head += tp.n_postings >= in->n_docs / 10;
+            rare += tp.n_postings < in->n_docs / 1000 + 1;
+        }
+        int n = 0;
+        splade_search(s, &qs[i], 100, SPLADE_ALGO_BMP, h, &n);
+        if (n == 100) {
+            r10 += (double)h[9].score / h[0].score;
+            r100 += (double)h[99].score / h[0].score;
+            scored++;
+        }
+    }
+    printf("| terms per query | query terms with df >= 10%% / < 0.1%% of docs | score top-10 / top-1 | top-100 / top-1 |\n"
+           "| %.1f | %.1f%% / %.1f%% | %.3f | %.3f |\n",
+           qt / nq, 100 * head / qt, 100 * rare / qt, r10 / (scored ? scored : 1), r100 / (scored ? scored : 1));
+    splade_searcher_free(s);
+    free(df);
+}
+
+/* Times every method over the queries and checks they return the same top-k. */
+static int time_methods(const splade_index *ix, const params *p, const splade_qvec *qs)
+{
     splade_searcher *s;
     splade_searcher_create(ix, &s);
     static const char *names[] = {"block-max MaxScore", "MaxScore", "exhaustive TAAT", "BMP (doc-range block-max)",
@@ -297,31 +380,61 @@ int main(int argc, char **argv)
     int *nh[NA];
     timing tm[NA];
     for (int a = 0; a < NA; a++) {
-        hits[a] = malloc((size_t)p.queries * p.k * sizeof *hits[a]);
-        nh[a] = malloc(p.queries * sizeof *nh[a]);
-        tm[a] = run_queries(s, qs, p.queries, p.k, (splade_algo)a, hits[a], nh[a]);
+        hits[a] = malloc((size_t)p->queries * p->k * sizeof *hits[a]);
+        nh[a] = malloc(p->queries * sizeof *nh[a]);
+        tm[a] = run_queries(s, qs, p->queries, p->k, (splade_algo)a, hits[a], nh[a]);
     }
     int same = 1;
     for (int a = 0; a < NA; a++)
-        for (uint32_t i = 0; i < p.queries; i++)
-            if (nh[a][i] != nh[2][i] || memcmp(hits[a] + (size_t)i * p.k, hits[2] + (size_t)i * p.k,
+        for (uint32_t i = 0; i < p->queries; i++)
+            if (nh[a][i] != nh[2][i] || memcmp(hits[a] + (size_t)i * p->k, hits[2] + (size_t)i * p->k,
                                                (size_t)nh[2][i] * sizeof *hits[a])) {
                 fprintf(stderr, "%s differs from TAAT on query %u\n", names[a], i);
                 same = 0;
             }
-    printf("load average after the queries: %.2f\n"
+    printf("k = %u; load average after the queries: %.2f\n"
            "| method | median ms | p95 ms | p99 ms | mean ms | CPU median ms | postings scored per query | speed-up "
            "vs TAAT (median wall / CPU) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
-           load_avg());
+           p->k, load_avg());
     for (int a = 0; a < NA; a++)
         printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %llu | %.1fx / %.1fx |\n", names[a], tm[a].median_ms,
                tm[a].p95_ms, tm[a].p99_ms, tm[a].mean_ms, tm[a].cpu_median_ms, (unsigned long long)tm[a].scored,
                tm[2].median_ms / tm[a].median_ms, tm[2].cpu_median_ms / tm[a].cpu_median_ms);
-    printf("top-%u identical across methods for all queries: %s; peak RSS %.0f MB\n", p.k, same ? "yes" : "NO",
+    printf("top-%u identical across methods for all queries: %s; peak RSS %.0f MB\n", p->k, same ? "yes" : "NO",
            max_rss_mb());
+    for (int a = 0; a < NA; a++) {
+        free(hits[a]);
+        free(nh[a]);
+    }
+    splade_searcher_free(s);
+    return same;
+}
+
+int main(int argc, char **argv)
+{
+    params p;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* partial results survive a time limit */
+    if (parse(argc, argv, &p) < 0) {
+        fprintf(stderr, "usage: bench_index [--docs N] [--queries N] [--k N] [--topics T] [--zipf S] [--keep-order 0|1] "
+                        "[--oracle-order 0|1] [--threads N] [--dir DIR]\n"
+                        "       bench_index --vector-queries Q.jsonl --dir EXISTING_INDEX [--queries N] [--k N]\n");
+        return 2;
+    }
+    splade_index *ix = NULL;
+    splade_qvec *qs = NULL;
+    if ((p.vector_queries ? existing(&p, &ix, &qs) : synthetic(&p, &ix, &qs)) < 0) {
+        fprintf(stderr, "bench_index: %s\n", splade_error_detail());
+        return 1;
+    }
+    uint64_t qterms = 0;
+    for (uint32_t i = 0; i < p.queries; i++)
+        qterms += (uint64_t)qs[i].n;
+    printf("queries: %u, %.1f terms on average\n", p.queries, (double)qterms / p.queries);
+    collection_stats(ix, qs, p.queries);
+    int same = time_methods(ix, &p, qs);
     for (uint32_t i = 0; i < p.queries; i++)
         splade_qvec_free(&qs[i]);
-    splade_searcher_free(s);
+    free(qs);
     splade_index_close(ix);
     return same ? 0 : 1;
 }
