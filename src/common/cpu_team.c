@@ -72,6 +72,7 @@ static struct {
     void *ctx;
     splade_team *team;
     int rc[MAX_TEAM];
+    unsigned born[MAX_TEAM]; /* the generation current when worker tid was started */
 } pool = {.busy = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static unsigned wait_generation(unsigned seen)
@@ -93,7 +94,7 @@ static unsigned wait_generation(unsigned seen)
 static void *worker_main(void *arg)
 {
     const int tid = (int)(long)arg;
-    unsigned seen = 0;
+    unsigned seen = pool.born[tid]; /* jobs before this worker existed are not its own */
     for (;;) {
         seen = wait_generation(seen);
         if (tid < pool.team->n)
@@ -103,11 +104,24 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* A forked child has none of the parent's workers: start over (else it would wait forever). */
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&pool.busy, NULL);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.cv, NULL);
+    pool.nworkers = 0;
+}
+
 /* Grows the pool to n - 1 workers where it can (detached: they live as long as the process). */
 static void grow(int n)
 {
+    static int atfork_set;
+    if (!atfork_set)
+        atfork_set = pthread_atfork(NULL, NULL, after_fork_child) == 0;
     while (pool.nworkers < n - 1) {
         pthread_t t;
+        pool.born[pool.nworkers + 1] = atomic_load_explicit(&pool.gen, memory_order_relaxed);
         if (pthread_create(&t, NULL, worker_main, (void *)(long)(pool.nworkers + 1)) != 0)
             break;
         pthread_detach(t);
