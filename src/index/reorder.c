@@ -7,8 +7,8 @@
  * linear-time stand-in: spherical k-means of documents by their ~32 strongest terms, trained on a
  * sample (1 in 8) with sparse centroids, then one assignment pass over all documents; documents
  * are sorted by (cluster, strongest term), corpus order inside. Measured on the 1M synthetic
- * collection (bench/results/index-*.md): BMP scores 5x fewer postings than in corpus order, within
- * 15% of the order the generator's hidden topics give. Tried before and dropped: sorting by the
+ * collection (bench/results/index-*.md): BMP scores 5x fewer postings than in corpus order, as few
+ * as with the order of the generator's hidden topics. Tried before and dropped: sorting by the
  * strongest term alone (1.4x fewer), label propagation on documents' 12 strongest terms (1.5x). */
 #include "index/reorder.h"
 
