@@ -92,6 +92,21 @@ static int by_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* When the bounds leave more than a quarter of all ranges in the running (no topical structure, or
+ * a small collection: 0.3x of TAAT measured on independent random vectors, 0.2x on SciFact), the
+ * query is answered exhaustively instead: one pass over each list beats a seek per term and range.
+ * The ranges scored so far are forgotten (the heap is emptied), so the result is TAAT's, exact. */
+static int exhaustive_instead(splade_searcher *s, int n, uint32_t survivors, uint32_t n_ranges, topk *t)
+{
+    if ((uint64_t)survivors * 4 <= n_ranges)
+        return 0;
+    if (!s->acc && !(s->acc = calloc((size_t)splade_index_get_info(s->ix)->n_docs + 1, sizeof *s->acc)))
+        return 0; /* no memory for accumulators: keep going range by range */
+    t->n = 0;
+    splade_taat(s, n, t);
+    return 1;
+}
+
 /* The ranges still in the heap that can win, scored in ascending order. */
 static void sweep(splade_searcher *s, int n, uint32_t m, uint32_t n_docs, topk *t)
 {
@@ -101,6 +116,8 @@ static void sweep(splade_searcher *s, int n, uint32_t m, uint32_t n_docs, topk *
         if (can_win(t, (uint32_t)(s->range_heap[i] >> 32), r * RANGE_DOCS))
             ids[c++] = r;
     }
+    if (exhaustive_instead(s, n, c, (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, t))
+        return;
     qsort(ids, c, sizeof *ids, by_u32);
     for (uint32_t i = 0; i < c; i++)
         if (can_win(t, s->range_ub[ids[i]], ids[i] * RANGE_DOCS))
