@@ -1,9 +1,12 @@
 /* Index benchmark, one thread, retrieval only (no encoder): a synthetic collection with SPLADE-like
- * statistics, inverted and written through the real builder, then exact top-k with block-max
- * MaxScore, MaxScore and exhaustive term-at-a-time over the same index. Every method's top-k is
- * checked equal for every query.
+ * statistics, inverted and written through the real builder (timed, wall and CPU), then exact top-k
+ * with every method over the same index. Every method's top-k is checked equal for every query.
+ * Also prints the statistics that decide how much exact pruning can skip (df spread, frequent
+ * query terms, how far the best scores stand out), to compare with a real index: with
+ * --vector-queries Q.jsonl --dir INDEX it runs on an existing index instead (e.g. SciFact).
  *
  *   build/bench/bench_index [--docs 1000000] [--queries 1000] [--k 10] [--dir /tmp/bench.idx]
+ *                           [--topics 1000] [--keep-order 0|1] [--oracle-order 0|1] [--threads 1]
  *
  * Collection (defaults): 30,522 terms; per document ~120 distinct terms (uniform 60..180), per
  * query ~25 (12..37). Background terms follow a Zipf law (exponent --zipf 1.0) over term ranks,
@@ -13,7 +16,8 @@
  * a third of a document's terms and half of a query's come from that topic's 60 terms (uniform
  * over ranks 100..30,521, weight 0.8 × Exp(1) + 0.4, clipped to 3). --topics 0 gives independent
  * random vectors, where no document stands out and no exact method can prune much: reported too,
- * as the worst case. */
+ * as the worst case. --oracle-order 1 generates documents grouped by topic (a diagnostic: the order
+ * a perfect clustering would find; use with --keep-order 1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
