@@ -12,7 +12,7 @@
 #include "splade.h"
 
 /* A large buffer on transparent huge pages where the kernel allows them (madvise mode): the
- * inversion touches ~2.5 GB of fresh memory per million documents, and faulting it in 4 KB pages
+ * inversion touches over a GB of fresh memory per million documents, and faulting it in 4 KB pages
  * cost more CPU than the radix passes themselves (perf: clear_page + fault handling). free()able. */
 static void *big_alloc(size_t n)
 {
@@ -42,11 +42,6 @@ typedef struct {
     uint8_t *imps;
 } csr;
 
-/* Scattering postings straight into 30k per-term lists costs a cache miss per posting (the lists'
- * current lines do not fit in cache). Two radix passes over 8 bits of the term id keep at most
- * 256 output streams open each: pass 1 appends packed (doc, term & 255, impact) entries to the
- * bucket of term >> 8, pass 2 splits each bucket into its 256 terms' CSR lists. Documents are
- * visited in internal-id order and both passes are stable, so every list comes out ascending. */
 /* Reordered documents are read from scattered places of the forward arrays: fetch a later
  * document's terms and weights ahead (perf: a quarter of the pass waited on those loads). */
 #define PREFETCH_DOCS 4
