@@ -14,7 +14,6 @@ enum { MB = 32 }; /* rows of A per block */
 /* No K chunking: keeping a 256- or 512-wide slice of At in L1 measured 3-15% slower than
  * streaming the whole At [K][32] from L2 (2 loads per 16 FMAs are within L2's bandwidth). */
 
-
 size_t splade_gemm_scratch_floats(int32_t K) { return (size_t)K * MB + 8 * MB; }
 
 static void blas_cols(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t n0,
