@@ -1,8 +1,8 @@
 #!/bin/sh
 # Crash consistency of `build` (docs/FORMAT.md: "A build killed at any point ... leaves the previous
 # index.spx untouched"): 24 builds killed with SIGKILL, half at delays spread from 5 ms to a measured
-# build's duration, half 0-40 ms after the temporary index file appeared (write, fsync, verify,
-# rename). After every kill the index folder holds either the previous index.spx, byte for byte,
+# build's duration, half 0-36 ms after the build's temporary index file appeared (write, fsync,
+# verify, rename). After every kill the index folder holds either the previous index.spx, byte for byte,
 # answering exactly as before, or (kill too late) the complete new one, answering like a reference
 # build of the same input; never a half-written file. Also: a killed first build leaves no
 # index.spx behind; the next clean build removes the killed builds' temporaries, and no temporary
@@ -58,27 +58,26 @@ cp $IX/index.spx old.spx
 killed=0 finished=0 leftover=0
 i=0
 while [ $i -lt $TRIALS ]; do
-    "$BIN" build --vectors big.jsonl -o $IX --quiet > /dev/null 2>&1 & pid=$!
+    # delays computed before the build starts, so that nothing forks between detection and kill
     if [ $i -lt $((TRIALS / 2)) ]; then
         # by time: 5 ms, then up the span to the whole build time (quadratic: more early kills)
         delay=$(echo "$i $TRIALS $dur" | awk '{ f = $1 / ($2 / 2 - 1); printf "%.3f", 0.005 + f * f * $3 }')
+    else
+        # by phase: once this build's temporary file appears (writing, fsync, verification,
+        # rename), at once for the first 3 trials, then 4-36 ms later
+        delay=$(echo "$i $TRIALS" | awk '{ j = $1 - $2 / 2 - 2; printf "%.3f", (j > 0 ? j : 0) * 0.004 }')
+    fi
+    "$BIN" build --vectors big.jsonl -o $IX --quiet > /dev/null 2>&1 & pid=$!
+    if [ $i -lt $((TRIALS / 2)) ]; then
         sleep "$delay"
     else
-        # by phase: once the temporary file appears (writing, fsync, verification, rename), 0-40 ms more
-        n=0
-        while :; do
-            set -- $IX/.index.spx.tmp-*
-            [ -e "$1" ] && break
-            kill -0 $pid 2>/dev/null || break
-            n=$((n + 1))
-        done
-        delay=$(echo "$i $TRIALS" | awk '{ printf "%.3f", ($1 - $2 / 2) * 0.040 / ($2 / 2) }')
-        sleep "$delay"
+        while [ ! -e $IX/.index.spx.tmp-$pid ] && kill -0 $pid 2>/dev/null; do :; done
+        [ "$delay" = 0.000 ] || sleep "$delay"
         delay="write+$delay"
     fi
     if kill -9 $pid 2>/dev/null; then killed=$((killed + 1)); fi
     wait $pid 2>/dev/null
-    ls -a $IX | grep -q '^\.index\.spx\.tmp-' && leftover=$((leftover + 1))
+    [ -e $IX/.index.spx.tmp-$pid ] && leftover=$((leftover + 1))
     "$BIN" query -i $IX --vector-queries q.jsonl -k 10 > got.trec 2> err.txt ||
         fail "trial $i (kill at ${delay}s): index does not open: $(cat err.txt)"
     if cmp -s $IX/index.spx old.spx; then
