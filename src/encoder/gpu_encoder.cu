@@ -112,6 +112,7 @@ struct splade_gpu_encoder {
     /* activations for up to cap_T tokens */
     void *abuf = nullptr;
     size_t cap_T = 0, abytes = 0;
+    bool poison = false;  /* $SPLADE_GPU_POISON: fill activations with huge values before each forward */
     bf16 *X = nullptr, *ctx = nullptr, *tmp = nullptr, *big = nullptr;
 
     /* per-batch metadata: ids[T], pos[T], seq_start[B], seq_len[B], tiles[n] */
@@ -710,6 +711,10 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
     Batch bt;
     TRY(upload_batch(g, ids, offsets, B, &bt));
     TRY(ensure_acts(g, bt.T));
+    /* 0x7F7F = 3.4e38 in every bf16: a kernel reading what no stage wrote then fails the tests
+     * (NaN would not do: relu and fmaxf eat it) */
+    if (g->poison)
+        CUDA_TRY(cudaMemsetAsync(g->abuf, 0x7F, g->abytes, g->stream));
     TRY(encode_hidden(g, bt));
     if (out_hidden) {
         std::vector<bf16> h(bt.T * g->H);
@@ -778,6 +783,7 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
     g->heads = m->cfg.num_heads;
     g->hd = g->H / g->heads;
     g->P = m->cfg.max_position;
+    g->poison = getenv("SPLADE_GPU_POISON") && atoi(getenv("SPLADE_GPU_POISON"));
     const char *ge = getenv("SPLADE_GPU_GELU");
     g->gelu_tanh = !(ge && strcmp(ge, "erf") == 0);  // default: cuBLASLt's fused tanh GELU epilogue
     const char *av = getenv("SPLADE_GPU_ATTN");

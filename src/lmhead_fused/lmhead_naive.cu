@@ -8,6 +8,7 @@
  *      peak eager reaches: one op's input and output alive at once)
  *   6. max over the sequence -> out fp32 [B, V]
  * Workspace: padded H + 2 logits buffers = B*L*D*2 + 2*B*L*V*2 bytes (L = max_len). */
+#include <cstdlib>
 #include <cstdint>
 
 #include <cublas_v2.h>
@@ -173,6 +174,8 @@ int splade_lmhead_naive_run(const splade_lmhead_args *a, void *workspace, size_t
 
     /* column-major view: C[V x R] = W^T (W stored [V][D] = col-major D x V) * Hp (col-major D x R) */
     const float alpha = 1.f, beta = 0.f;
+    if (getenv("SPLADE_GPU_POISON") && atoi(getenv("SPLADE_GPU_POISON"))) /* 3.4e38 logits unless cuBLAS writes all */
+        CUDA_TRY(cudaMemsetAsync(X, 0x7F, (size_t)l.R * a->V * sizeof(__nv_bfloat16), stream));
     CUBLAS_TRY(cublasSetStream(h, stream));
     CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a->V, (int)l.R, a->D, &alpha, a->W, CUDA_R_16BF, a->D, Hp,
                             CUDA_R_16BF, a->D, &beta, X, CUDA_R_16BF, a->V, CUBLAS_COMPUTE_32F,
