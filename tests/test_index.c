@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "index/format.h"
 #include "index/postings.h"
 #include "index/quantize.h"
 #include "index/svb.h"
@@ -430,6 +431,98 @@ static void test_missing_index(void **state)
     expect_open_error("/nonexistent/dir", SPLADE_ERR_NOT_FOUND, "no index here");
 }
 
+/* Recomputes every section CRC and the header CRC of an index file held in memory. */
+static void fix_crcs(uint8_t *f)
+{
+    spx_header h;
+    memcpy(&h, f, sizeof h);
+    for (uint32_t i = 0; i < h.n_sections; i++) {
+        spx_section sec;
+        memcpy(&sec, f + sizeof h + 32u * i, sizeof sec);
+        sec.crc = splade_crc32c(0, f + sec.offset, sec.length);
+        memcpy(f + sizeof h + 32u * i, &sec, sizeof sec);
+    }
+    uint32_t crc = splade_crc32c(0, f, h.header_size - 8);
+    memcpy(f + h.header_size - 8, &crc, 4);
+}
+
+/* Format v2's dense range tables: a term in every document of a 5,000-document collection gets
+ * one (and BMP still matches TAAT); a CRC-valid table whose non-zero count disagrees with n_ranges
+ * is refused at open. */
+static void test_dense_range_table(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+    enum { N = 5000 };
+    for (uint32_t d = 0; d < N; d++) {
+        char id[16];
+        snprintf(id, sizeof id, "d%u", d);
+        uint32_t doc;
+        int32_t t[2];
+        float w[2] = {0.5f + (float)(d % 7), 1.0f};
+        assert_int_equal(splade_builder_add_doc(b, "t", id, "", "", d + 1, &doc), 0);
+        assert_int_equal(splade_builder_term(b, "every", 5, &t[0]), 0);
+        assert_int_equal(splade_builder_term(b, d % 100 ? "common" : "rare", d % 100 ? 6 : 4, &t[1]), 0);
+        assert_int_equal(splade_builder_set_vector(b, doc, t, w, 2), 0);
+    }
+    assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+    splade_builder_free(b);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    int32_t every = splade_index_term_lookup(ix, "every", 5), rare = splade_index_term_lookup(ix, "rare", 4);
+    splade_term_ranges tr;
+    splade_index_ranges(ix, every, &tr);
+    assert_true(tr.dense);
+    assert_int_equal(tr.n, (N + 63) / 64);
+    splade_index_ranges(ix, rare, &tr);
+    assert_true(tr.n >= 1 && tr.n <= 50); /* 50 documents */
+    assert_int_equal(tr.dense, splade_ranges_dense(tr.n, (N + 63) / 64));
+    splade_index_close(ix);
+
+    char path[512], bad[600];
+    index_path(dir, path, sizeof path);
+    snprintf(bad, sizeof bad, "%s/bad.spx", dir);
+    FILE *in = fopen(path, "rb");
+    assert_non_null(in);
+    fseek(in, 0, SEEK_END);
+    size_t size = (size_t)ftell(in);
+    fseek(in, 0, SEEK_SET);
+    uint8_t *f = malloc(size);
+    assert_int_equal(fread(f, 1, size, in), size);
+    fclose(in);
+    spx_header h;
+    memcpy(&h, f, sizeof h);
+    uint64_t rt = 0;
+    for (uint32_t i = 0; i < h.n_sections; i++) {
+        spx_section sec;
+        memcpy(&sec, f + sizeof h + 32u * i, sizeof sec);
+        rt = sec.id == SEC_RANGE_TERMS ? sec.offset : rt;
+    }
+    splade_range_term e;
+    memcpy(&e, f + rt + (size_t)every * sizeof e, sizeof e);
+    assert_int_equal(e.flags, SPLADE_RANGES_DENSE);
+    e.n_ranges--; /* one more non-zero byte than announced */
+    memcpy(f + rt + (size_t)every * sizeof e, &e, sizeof e);
+    fix_crcs(f);
+    FILE *o = fopen(bad, "wb");
+    assert_int_equal(fwrite(f, 1, size, o), size);
+    fclose(o);
+    expect_open_error(bad, SPLADE_ERR_FORMAT, "dense range table");
+    e.n_ranges++;
+    e.flags = 2; /* an unknown flag */
+    memcpy(f + rt + (size_t)every * sizeof e, &e, sizeof e);
+    fix_crcs(f);
+    o = fopen(bad, "wb");
+    assert_int_equal(fwrite(f, 1, size, o), size);
+    fclose(o);
+    expect_open_error(bad, SPLADE_ERR_FORMAT, "range table");
+    free(f);
+    unlink(bad);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_damaged_files_are_rejected),
         cmocka_unit_test(test_rebuild_replaces_atomically),
         cmocka_unit_test(test_missing_index),
+        cmocka_unit_test(test_dense_range_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
