@@ -27,7 +27,11 @@
 #
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 240; the peer's
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab
-# tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel).
+# tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs:
+# PREBUILT=dir (carried binaries dir/splade-index, dir/tests/test_lmhead_gpu built here: no build when
+# they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
+# LAB_SPECS="B S V tile group ws;..." (ws: SPLADE_LMHEAD_WS, '-' = default), PEER_SCRIPT (a filtered
+# copy of the peer, e.g. .gpu/torch_lmhead_peer.py = its LM-head loop only).
 set -u
 OUT=${OUT:-/tmp/splade-gpu-out}
 mkdir -p "$OUT"
@@ -64,9 +68,15 @@ if [ -n "$missing" ]; then
 fi
 mk() { if [ -n "$MK_CC" ]; then make BUILD=$BUILD CC="$MK_CC" LDFLAGS="$MK_LD" "$@"; else make BUILD=$BUILD "$@"; fi; }
 
-say "build: make BUILD=$BUILD -j16"
-if ! mk -j16 >>"$LOG" 2>&1; then
-    say "BUILD FAILED"; tail -30 "$LOG"; exit 1
+PRE_OK=0
+if [ -n "${PREBUILT:-}" ] && [ -x "$PREBUILT/splade-index" ] && "$PREBUILT/splade-index" --help >/dev/null 2>&1; then
+    BUILD=$PREBUILT; PRE_OK=1; say "using prebuilt binaries in $BUILD (no build)"
+fi
+if [ $PRE_OK = 0 ]; then
+    say "build: make BUILD=$BUILD -j16"
+    if ! mk -j16 >>"$LOG" 2>&1; then
+        say "BUILD FAILED"; tail -30 "$LOG"; exit 1
+    fi
 fi
 TESTS=""
 for t in tests/test_*.c; do
@@ -74,7 +84,8 @@ for t in tests/test_*.c; do
     case "$n" in *gpu*) TESTS="$TESTS $n"; continue ;; esac
     grep -qE 'cuda_runtime|splade_gpu_probe|splade_lmhead_gpu' "$t" && TESTS="$TESTS $n"
 done
-for n in $TESTS; do mk "$BUILD/tests/$n" >>"$LOG" 2>&1 || say "build of $n FAILED"; done
+[ -n "${TESTS_ONLY:-}" ] && TESTS=$TESTS_ONLY
+[ $PRE_OK = 1 ] || for n in $TESTS; do mk "$BUILD/tests/$n" >>"$LOG" 2>&1 || say "build of $n FAILED"; done
 
 rc=0
 for n in $TESTS; do
@@ -103,6 +114,7 @@ grep -E 'rel-L2' "$LOG" | tail -30
 # reads of GEMM outputs; these runs show every element read was written (else results break).
 for tb in test_lmhead_gpu test_gpu_encoder; do
     [ -x "$BUILD/tests/$tb" ] || continue
+    [ "${SKIP_POISON:-0}" = 1 ] && continue
     say "poisoned buffers: $tb (SPLADE_GPU_POISON=1)"
     if SPLADE_GPU_POISON=1 SPLADE_LMHEAD_TEST_SMALL=1 SPLADE_GPU_TEST_SMALL=1 timeout 120 "$BUILD/tests/$tb" >>"$LOG" 2>&1; then
         say "  $tb poisoned: ok"
@@ -114,9 +126,12 @@ done
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
     # LM head test at small shapes; encoder test: memcheck on all random models (~15 s),
     # racecheck on the long sequences only (the attention's K/V ring refills; the whole test is > 40 s)
-    for spec in "memcheck test_lmhead_gpu" "racecheck test_lmhead_gpu" "initcheck test_lmhead_gpu" \
-                "synccheck test_lmhead_gpu" "memcheck test_gpu_encoder" "racecheck test_gpu_encoder" \
-                "initcheck test_gpu_encoder" "synccheck test_gpu_encoder"; do
+    SAN_SPECS=${SAN_SPECS:-memcheck test_lmhead_gpu racecheck test_lmhead_gpu initcheck test_lmhead_gpu \
+synccheck test_lmhead_gpu memcheck test_gpu_encoder racecheck test_gpu_encoder initcheck test_gpu_encoder \
+synccheck test_gpu_encoder}
+    set -- $SAN_SPECS
+    while [ $# -ge 2 ]; do
+        spec="$1 $2"; shift 2; rest="$*"
         set -- $spec
         tool=$1; tb=$2
         [ -x "$BUILD/tests/$tb" ] || continue
@@ -129,6 +144,8 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; t
             say "  $tool $tb: FAILED"; rc=1; head -40 "$OUT/.san"
         fi
         cat "$OUT/.san" >>"$LOG"; rm -f "$OUT/.san"
+        # shellcheck disable=SC2086
+        set -- $rest
     done
 fi
 
@@ -139,15 +156,19 @@ timeout 150 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/benc
 
 if [ "${SKIP_LAB:-0}" != 1 ]; then
     # kernel_lab rows: each wgmma tile forced, and the raster group off (group = B), one shape each
-    for spec in "32 256 30522 128x256 0" "32 256 30522 192x256 0" "32 256 30522 256x128 0" \
-                "128 256 30522 192x256 0" "128 256 30522 192x256 128" "256 128 30522 256x128 0" \
-                "256 128 30522 192x256p2 0" "32 256 30522 192x256 0"; do
-        set -- $spec
-        say "lab: B=$1 S=$2 V=$3 tile $4 group ${5}"
-        if [ "$5" = 0 ]; then unset SPLADE_LMHEAD_GROUP; else export SPLADE_LMHEAD_GROUP=$5; fi
-        SPLADE_LMHEAD_WGMMA_TILE=$4 timeout 60 "$BUILD/splade-index" bench-lmhead --B $1 --S $2 --V $3 \
-            2>&1 | grep -E ' fused ' | sed "s/^/lab tile=$4 group=$5: /" | tee -a "$OUT/bench_lmhead.txt"
-        unset SPLADE_LMHEAD_GROUP
+    # tile "auto" = the planner's choice; ws "-" = the default kernel (SPLADE_LMHEAD_WS unset)
+    LAB_SPECS=${LAB_SPECS:-32 256 30522 128x256 0;32 256 30522 192x256 0;32 256 30522 256x128 0;\
+128 256 30522 192x256 0;128 256 30522 192x256 128;256 128 30522 256x128 0;256 128 30522 192x256p2 0;\
+32 256 30522 192x256 0}
+    echo "$LAB_SPECS" | tr ';' '\n' | while read -r lb ls lv lt lg lw; do
+        [ -n "$lb" ] || continue
+        say "lab: B=$lb S=$ls V=$lv tile $lt group $lg ws ${lw:--}"
+        if [ "$lg" = 0 ]; then unset SPLADE_LMHEAD_GROUP; else export SPLADE_LMHEAD_GROUP=$lg; fi
+        if [ "$lt" = auto ]; then unset SPLADE_LMHEAD_WGMMA_TILE; else export SPLADE_LMHEAD_WGMMA_TILE=$lt; fi
+        if [ "${lw:--}" = - ]; then unset SPLADE_LMHEAD_WS; else export SPLADE_LMHEAD_WS=$lw; fi
+        timeout 60 "$BUILD/splade-index" bench-lmhead --B $lb --S $ls --V $lv \
+            2>&1 | grep -E ' fused ' | sed "s/^/lab B=$lb S=$ls tile=$lt group=$lg ws=${lw:--}: /" | tee -a "$OUT/bench_lmhead.txt"
+        unset SPLADE_LMHEAD_GROUP SPLADE_LMHEAD_WGMMA_TILE SPLADE_LMHEAD_WS
     done
 fi
 
@@ -162,9 +183,10 @@ if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
     rm -f "$OUT/.ncu"
 fi
 
-if [ "${SKIP_PEER:-0}" != 1 ] && [ -f .gpu/torch_splade_peer.py ]; then
-    say "torch peer (timeout ${PEER_TIMEOUT:-240}s)"
-    OUT="$OUT" PYTHONUNBUFFERED=1 timeout "${PEER_TIMEOUT:-240}" python3 .gpu/torch_splade_peer.py \
+PEER_SCRIPT=${PEER_SCRIPT:-.gpu/torch_splade_peer.py}
+if [ "${SKIP_PEER:-0}" != 1 ] && [ -f "$PEER_SCRIPT" ]; then
+    say "torch peer $PEER_SCRIPT (timeout ${PEER_TIMEOUT:-240}s)"
+    OUT="$OUT" PYTHONUNBUFFERED=1 timeout "${PEER_TIMEOUT:-240}" python3 "$PEER_SCRIPT" \
         >"$OUT/torch_peer.log" 2>&1 || say "  torch peer ended early (rc $?); rows so far kept"
 elif [ "${SKIP_PEER:-0}" != 1 ]; then
     say "no .gpu/torch_splade_peer.py (copy it from /work/shared/peer and carry .gpu)"

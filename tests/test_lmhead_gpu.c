@@ -252,18 +252,28 @@ static void run_case(const tcase *tc)
         setenv("SPLADE_LMHEAD_GROUP", gbuf, 1);
     else
         unsetenv("SPLADE_LMHEAD_GROUP");
-    /* runs: fused auto, mma.sync, each wgmma tile (forced through the planner's env knob), naive */
-    const char *names[7] = {"fused(auto)", "fused(mma.sync)", "wgmma 128x256", "wgmma 192x256", "wgmma 256x128",
-                            "wgmma 192x256p2", "naive"};
-    const char *tiles[7] = {NULL, NULL, "128x256", "192x256", "256x128", "192x256p2", NULL};
-    for (int k = 0; k < 7; k++) {
+    /* runs: fused auto, mma.sync, each wgmma tile (forced through the planner's env knob) with the
+     * warp-specialised kernel (SPLADE_LMHEAD_WS=1: tiles 128x256, 256x128; producer warpgroup +
+     * mbarriers) and with v5 (SPLADE_LMHEAD_WS=0, all tiles), the producer's lag 1 once, naive */
+    enum { NRUN = 11, NAIVE = NRUN - 1 };
+    const char *names[NRUN] = {"fused(auto)", "fused(mma.sync)", "ws 128x256", "wgmma 192x256", "ws 256x128",
+                               "wgmma 192x256p2", "v5 auto", "v5 128x256", "v5 256x128", "ws 128x256 lag1",
+                               "naive"};
+    const char *tiles[NRUN] = {NULL, NULL, "128x256", "192x256", "256x128", "192x256p2", NULL, "128x256",
+                               "256x128", "128x256", NULL};
+    const char *wsv[NRUN] = {"1", "1", "1", "1", "1", "1", "0", "0", "0", "1", "1"};
+    for (int k = 0; k < NRUN; k++) {
         splade_lmhead_plan pl = {0};
-        const splade_fused_path path = k == 0 ? SPLADE_FUSED_AUTO : k == 1 ? SPLADE_FUSED_MMA_SYNC : SPLADE_FUSED_WGMMA;
+        const splade_fused_path path = k == 0 || k == 6 ? SPLADE_FUSED_AUTO
+                                       : k == 1         ? SPLADE_FUSED_MMA_SYNC
+                                                        : SPLADE_FUSED_WGMMA;
         if (tiles[k])
             setenv("SPLADE_LMHEAD_WGMMA_TILE", tiles[k], 1);
         else
             unsetenv("SPLADE_LMHEAD_WGMMA_TILE");
-        if (k < 6) {
+        setenv("SPLADE_LMHEAD_WS", wsv[k], 1);
+        setenv("SPLADE_LMHEAD_WS_LAG", k == 9 ? "1" : "2", 1);
+        if (k < NAIVE) {
             int st = splade_lmhead_fused_plan(path, &a, &pl);
             if (k >= 2 && st == SPLADE_ERR_UNSUPPORTED) {
                 print_message("    [lmhead_gpu]   %-16s not available on this device/build\n", names[k]);
@@ -272,7 +282,7 @@ static void run_case(const tcase *tc)
             assert_int_equal(st, SPLADE_OK);
         }
         CK(cudaMemset(dout, 0xff, sizeof(float) * (size_t)B * V)); /* poison: NaN */
-        int st = k < 6 ? splade_lmhead_gpu_fused(path, &a, NULL)
+        int st = k < NAIVE ? splade_lmhead_gpu_fused(path, &a, NULL)
                        : splade_lmhead_gpu(SPLADE_LMHEAD_NAIVE, &a, dws, ws_bytes, g_cublas, NULL);
         if (st)
             fail_msg("%s: %s (%s)", names[k], splade_strerror(st), splade_error_detail());
@@ -302,11 +312,11 @@ static void run_case(const tcase *tc)
                     nz_mismatch++;
             }
         const double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-        const double tol = k < 6 ? 1e-3 : 1e-2;
+        const double tol = k < NAIVE ? 1e-3 : 1e-2;
         print_message("    [lmhead_gpu]   %-16s tile %dx%d split %d: rel-L2 %.2e max|err| %.2e nonzero %zu "
                       "mismatch %zu unwritten %zu\n",
                       names[k], pl.bm, pl.bn, pl.nsplit, rel, maxerr, nz, nz_mismatch, unwritten);
-        if (k < 6)
+        if (k < NAIVE)
             print_message("    [lmhead_gpu]   %-16s (raster group %d, %d units, grid %d)\n", "", pl.group, pl.units,
                           pl.grid);
         if (unwritten || negative)
@@ -318,6 +328,8 @@ static void run_case(const tcase *tc)
     }
     unsetenv("SPLADE_LMHEAD_WGMMA_TILE");
     unsetenv("SPLADE_LMHEAD_GROUP");
+    unsetenv("SPLADE_LMHEAD_WS");
+    unsetenv("SPLADE_LMHEAD_WS_LAG");
     CK(cudaFree(dH));
     CK(cudaFree(dW));
     CK(cudaFree(dbias));

@@ -39,6 +39,7 @@ struct Problem {
     int group;       /* sequences per raster group (their H tiles stay in L2 while W streams) */
     int nvt;         /* vocabulary tiles */
     int atomic_out;  /* 1: out pre-zeroed, combine slices with atomicMax on the float bits */
+    int ws_lag;      /* warp-specialised kernel: cp.async groups the producer keeps in flight (1 or 2) */
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -153,8 +154,13 @@ template <int BM, int BN, int NT, bool PACK2 = false> struct Loader {
     }
     __device__ __forceinline__ void issue(const Problem &p, uint32_t sA, uint32_t sB)
     {
+        issue_t(p, sA, sB, threadIdx.x);
+    }
+    /* t: this thread's index among the NT loading threads (a producer warpgroup: tid - 128*NWG) */
+    __device__ __forceinline__ void issue_t(const Problem &p, uint32_t sA, uint32_t sB, int t)
+    {
         if (!done) {
-            const int t = threadIdx.x, c = t & 7, r0 = t >> 3;
+            const int c = t & 7, r0 = t >> 3;
             const int k = kc * BK + c * 8;
             const int bytes = k < p.D ? 16 : 0;
             const int ks = bytes ? k : 0;

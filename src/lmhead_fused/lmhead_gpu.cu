@@ -13,6 +13,7 @@
 #include "lmhead_fused/lmhead_internal.cuh"
 #include "lmhead_fused/lmhead_mma.cuh"
 #include "lmhead_fused/lmhead_wgmma.cuh"
+#include "lmhead_fused/lmhead_ws.cuh"
 #include "splade.h"
 #include "splade/lmhead.h"
 
@@ -28,6 +29,11 @@ __global__ void lmhead_wgmma_probe_kernel(int *flag)
 #endif
 }
 
+/* The default wgmma kernel: 1 = warp-specialised (lmhead_ws.cuh), 0 = v5 (lmhead_wgmma.cuh). */
+#ifndef LMHEAD_WS_DEFAULT
+#define LMHEAD_WS_DEFAULT 1
+#endif
+
 namespace {
 
 struct DevInfo {
@@ -42,10 +48,39 @@ template <int NWG, int WGM, int BN, bool PACK2 = false> int wg_set_smem()
                                   WgCfg<NWG, WGM, BN>::SMEM));
     return SPLADE_OK;
 }
-template <int NWG, int WGM, int BN, bool PACK2 = false> void wg_launch(int grid, const Problem &pr, cudaStream_t stream)
+template <int NWG, int WGM, int BN, bool PACK2 = false> int ws_set_smem()
 {
-    using C = WgCfg<NWG, WGM, BN>;
-    lmhead_wgmma_kernel<NWG, WGM, BN, PACK2><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
+    CUDA_TRY(cudaFuncSetAttribute(lmhead_ws_kernel<NWG, WGM, BN, PACK2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  WsCfg<NWG, WGM, BN>::SMEM));
+    return SPLADE_OK;
+}
+/* ws: the warp-specialised kernel (lmhead_ws.cuh, producer warpgroup + mbarriers) or v5 */
+template <int NWG, int WGM, int BN, bool PACK2 = false>
+void wg_launch(int grid, const Problem &pr, cudaStream_t stream, int ws)
+{
+    if constexpr (NWG == 2 && !PACK2) {
+        if (ws) {
+            using C = WsCfg<NWG, WGM, BN>;
+            lmhead_ws_kernel<NWG, WGM, BN, PACK2><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
+            return;
+        }
+    }
+    {
+        using C = WgCfg<NWG, WGM, BN>;
+        lmhead_wgmma_kernel<NWG, WGM, BN, PACK2><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
+    }
+}
+/* SPLADE_LMHEAD_WS=0 selects v5 (all threads copy, __syncthreads a chunk); 1 the warp-specialised
+ * kernel; SPLADE_LMHEAD_WS_LAG=1|2 the producer's cp.async groups in flight. */
+int ws_choice()
+{
+    const char *e = getenv("SPLADE_LMHEAD_WS");
+    return e && *e ? atoi(e) != 0 : LMHEAD_WS_DEFAULT;
+}
+int ws_lag()
+{
+    const char *e = getenv("SPLADE_LMHEAD_WS_LAG");
+    return e && atoi(e) == 1 ? 1 : 2;
 }
 DevInfo g_dev[64];
 
@@ -83,7 +118,8 @@ int dev_info(DevInfo **out)
         if (t.wgmma) {
             int st;
             if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()) ||
-                (st = wg_set_smem<3, 1, 256, true>()))
+                (st = wg_set_smem<3, 1, 256, true>()) || (st = ws_set_smem<2, 1, 256>()) ||
+                (st = ws_set_smem<2, 2, 128>()))
                 return st;
         }
         t.ready = 1;
@@ -116,7 +152,11 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
          * <= 128 tokens go two to a 256-row tile (PACK2: a segmented max over the halves).
          * SPLADE_LMHEAD_WGMMA_TILE=128x256|192x256|256x128|192x256p2 overrides (benchmarks). */
         const int L = a->max_len > 0 ? a->max_len : 1;
-        tile = L <= 128 ? WG_192x256_PACK2 : WG_192x256;
+        /* warp-specialised (SPLADE_LMHEAD_WS): its tiles are the two-consumer-warpgroup ones */
+        if (ws_choice())
+            tile = L <= 128 ? WG_256x128 : WG_128x256;
+        else
+            tile = L <= 128 ? WG_192x256_PACK2 : WG_192x256;
         const char *env = getenv("SPLADE_LMHEAD_WGMMA_TILE");
         if (env && !strcmp(env, "128x256"))
             tile = WG_128x256;
@@ -195,6 +235,7 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
         pr->atomic_out = best_split > 1;
         pr->group = group;
         pr->nvt = nvt;
+        pr->ws_lag = ws_lag();
     }
     return SPLADE_OK;
 }
@@ -209,14 +250,15 @@ int fused_run(splade_fused_path want, const splade_lmhead_args *a, cudaStream_t 
     if (pr.atomic_out)
         CUDA_TRY(cudaMemsetAsync(a->out, 0, sizeof(float) * (size_t)a->B * a->V, stream));
     if (pl.path == SPLADE_FUSED_WGMMA) {
+        const int ws = ws_choice();
         if (pl.tile == WG_128x256)
-            wg_launch<2, 1, 256>(pl.grid, pr, stream);
+            wg_launch<2, 1, 256>(pl.grid, pr, stream, ws);
         else if (pl.tile == WG_192x256)
-            wg_launch<3, 1, 256>(pl.grid, pr, stream);
+            wg_launch<3, 1, 256>(pl.grid, pr, stream, ws);
         else if (pl.tile == WG_192x256_PACK2)
-            wg_launch<3, 1, 256, true>(pl.grid, pr, stream);
+            wg_launch<3, 1, 256, true>(pl.grid, pr, stream, ws);
         else
-            wg_launch<2, 2, 128>(pl.grid, pr, stream);
+            wg_launch<2, 2, 128>(pl.grid, pr, stream, ws);
     } else {
         lmhead_mma_kernel<<<pl.grid, MMA_THREADS, MMA_SMEM, stream>>>(pr);
     }
