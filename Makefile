@@ -125,7 +125,7 @@ fuzz: $(BUILD)/.deps-ok
 	@for f in $(FUZZ_SRC); do t=$$(basename $$f .c); n=$${t#fuzz_}; \
 	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
 	  clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I$(OPENBLAS_INC) -pthread \
-	    -fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB_SRC) -o build-fuzz/$$t \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $$f $(FUZZ_LIB_SRC) -o build-fuzz/$$t \
 	    -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lm || exit 1; \
 	  mkdir -p build-fuzz/corpus/$$n; \
 	  build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/$$t- \

@@ -95,6 +95,9 @@ static void print_hits(const splade_index *ix, const splade_qvec *q, const splad
         printf("%2d  %8.4f  %.*s  %.*s%s\n", i + 1, splade_hit_score(ix, q, h[i].score), (int)len, id, 100, show,
                strlen(show) > 100 ? "..." : "");
     }
+    if (n == 0) /* an empty result must not look like a silent failure */
+        fprintf(stderr, "splade-index query: no document matched (the index holds %u documents)\n",
+                (unsigned)splade_index_get_info(ix)->n_docs);
 }
 
 static void print_json(const splade_index *ix, const char *text, const splade_qvec *q, const splade_hit *h, int n)
