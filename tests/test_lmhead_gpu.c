@@ -256,8 +256,8 @@ static void run_case(const tcase *tc)
      * warp-specialised kernel (SPLADE_LMHEAD_WS=1: tiles 128x256, 256x128; producer warpgroup +
      * mbarriers) and with v5 (SPLADE_LMHEAD_WS=0, all tiles), the producer's lag 1 once, naive */
     enum { NRUN = 11, NAIVE = NRUN - 1 };
-    const char *names[NRUN] = {"fused(auto)", "fused(mma.sync)", "ws 128x256", "wgmma 192x256", "ws 256x128",
-                               "wgmma 192x256p2", "v5 auto", "v5 128x256", "v5 256x128", "ws 128x256 lag1",
+    const char *names[NRUN] = {"ws auto", "fused(mma.sync)", "ws 128x256", "wgmma 192x256", "ws 256x128",
+                               "wgmma 192x256p2", "v5 auto (default)", "v5 128x256", "v5 256x128", "ws 128x256 lag1",
                                "naive"};
     const char *tiles[NRUN] = {NULL, NULL, "128x256", "192x256", "256x128", "192x256p2", NULL, "128x256",
                                "256x128", "128x256", NULL};

@@ -29,9 +29,9 @@ __global__ void lmhead_wgmma_probe_kernel(int *flag)
 #endif
 }
 
-/* The default wgmma kernel: 1 = warp-specialised (lmhead_ws.cuh), 0 = v5 (lmhead_wgmma.cuh). */
+/* The default wgmma kernel: 0 = v5 (lmhead_wgmma.cuh; measured faster, docs/LMHEAD.md v6), 1 = warp-specialised. */
 #ifndef LMHEAD_WS_DEFAULT
-#define LMHEAD_WS_DEFAULT 1
+#define LMHEAD_WS_DEFAULT 0
 #endif
 
 namespace {
