@@ -253,7 +253,7 @@ static int synthetic(const params *p, splade_index **ix, splade_qvec **qs_out)
     splade_index_builder *b = generate(p, cdf, stamp);
     if (!b)
         return -1;
-    printf("generated %u docs in %.1f s\n", p->docs, now_s() - t0);
+    printf("generated %u docs in %.1f s (ingest: vectors into the builder)\n", p->docs, now_s() - t0);
     splade_build_stats st;
     splade_builder_keep_order(b, (int)p->keep_order);
     splade_builder_set_threads(b, (int)p->threads);
@@ -267,6 +267,8 @@ static int synthetic(const params *p, splade_index **ix, splade_qvec **qs_out)
     printf("| inversion + write + fsync + verify | %.2f s | %.0f docs/s | (inversion %.2f s incl. reordering %.2f s, "
            "write %.2f s; CPU %.2f s) |\n",
            wt, p->docs / wt, st.invert_s, st.reorder_s, st.write_s, wc);
+    printf("| phases | reorder %.2f s | invert (radix) %.2f s | encode %.2f s | write+fsync %.2f s | verify %.2f s |\n",
+           st.reorder_s, st.scatter_s, st.encode_s, st.write_s - st.verify_s, st.verify_s);
     printf("| postings | %llu | %.1f per doc | %.2f bytes per posting (whole file %.1f MB) |\n",
            (unsigned long long)st.n_postings, (double)st.n_postings / p->docs, (double)st.file_bytes / st.n_postings,
            st.file_bytes / 1e6);

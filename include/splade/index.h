@@ -57,6 +57,9 @@ typedef struct {
     uint64_t file_bytes;
     double invert_s, write_s; /* inversion+encoding, writing+fsync+verify+rename */
     double reorder_s;         /* part of invert_s: choosing the document order (0 if kept) */
+    double scatter_s;         /* part of invert_s: quantizing and grouping postings by term (radix passes) */
+    double encode_s;          /* part of invert_s: block and range encoding */
+    double verify_s;          /* part of write_s: re-opening and checking the written file */
 } splade_build_stats;
 
 typedef struct splade_index_builder splade_index_builder;
@@ -85,8 +88,10 @@ int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32
  * except among equal scores, which go to the lower internal id. */
 void splade_builder_keep_order(splade_index_builder *b, int keep);
 
-/* Threads splade_builder_write may use for the inversion (default 1: the calling thread only). The
- * index file does not depend on it. */
+/* Threads splade_builder_write may use for the inversion: reordering, radix passes and encoding
+ * (default, or threads <= 0: all online cores; collections under 65,536 postings use one). The index
+ * file does not depend on it (byte for byte, given the same build time: see SOURCE_DATE_EPOCH in
+ * docs/FORMAT.md). */
 void splade_builder_set_threads(splade_index_builder *b, int threads);
 
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);

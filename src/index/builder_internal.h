@@ -7,6 +7,7 @@
 #include "splade/index.h"
 
 #define NO_VECTOR UINT64_MAX
+#define SPLADE_MAX_THREADS 64 /* threads the inversion uses at most */
 
 struct splade_index_builder {
     int dynamic_vocab;     /* vocabulary from token strings (--vectors) */
@@ -28,7 +29,7 @@ struct splade_index_builder {
     int32_t max_length;
     uint32_t n_truncated;
     int keep_order;        /* internal ids = corpus order (no reordering, reorder.c) */
-    int threads;           /* threads the inversion may use (reorder.c); <= 1: the calling thread only */
+    int threads;           /* threads the inversion may use; <= 0: all online cores (splade_build_threads) */
 };
 
 /* The postings of a builder, ready to write. */
@@ -36,20 +37,28 @@ typedef struct {
     splade_term_entry *terms;   /* [n_terms] */
     splade_block_entry *blocks; /* [n_blocks] */
     uint64_t n_blocks;
-    uint8_t *postings;          /* encoded blocks + 16 zero bytes */
-    size_t postings_len;        /* including the padding */
+    int n_parts;                /* POSTINGS and RANGES, each in n_parts pieces written back to back */
+    uint8_t *post_part[SPLADE_MAX_THREADS]; /* encoded blocks; the last part ends with 16 zero bytes */
+    size_t post_part_len[SPLADE_MAX_THREADS];
+    size_t postings_len;        /* sum of the parts, including the padding */
     float doc_scale;
     uint64_t n_postings;
     uint32_t n_terms_used;
     splade_range_term *range_terms; /* [n_terms] */
-    uint8_t *ranges;            /* per term: u8 maxima, streamvbyte delta-coded range ids; + 16 zero bytes */
+    uint8_t *rng_part[SPLADE_MAX_THREADS]; /* per term: u8 maxima, streamvbyte delta-coded range ids; + 16 zero bytes */
+    size_t rng_part_len[SPLADE_MAX_THREADS];
     size_t ranges_len;
     int32_t *vocab_order;       /* sorted vocabulary: VOCAB entry i is builder term vocab_order[i]; NULL: identity */
     uint32_t *doc_order;        /* internal id i is builder document doc_order[i] (reorder.c); NULL: identity */
     double reorder_s;           /* seconds spent choosing doc_order */
+    double scatter_s, encode_s; /* seconds in the radix passes / block and range encoding */
 } splade_inverted;
 
 int splade_invert(const splade_index_builder *b, splade_inverted *out);
+
+/* Threads to use: requested (> 0) or all online cores, at most SPLADE_MAX_THREADS, 1 for small
+ * collections (n_postings). The index does not depend on it. */
+int splade_build_threads(int requested, uint64_t n_postings);
 void splade_inverted_free(splade_inverted *inv);
 
 /* Writes the index file at path (created exclusively), fsyncs it. */

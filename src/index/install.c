@@ -95,8 +95,10 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
         return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
     unlink(tmp); /* a leftover of an earlier process that had our pid */
     int rc = splade_write_file(b, inv, tmp, &st->file_bytes);
+    double t0 = now_s();
     if (rc == 0)
         rc = verify(tmp);
+    st->verify_s = now_s() - t0;
     if (rc == 0 && rename(tmp, final) != 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: cannot rename to %s: %s", tmp, final, strerror(errno));
     if (rc < 0) {
@@ -125,6 +127,8 @@ int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_
     rc = write_and_install(b, &inv, dir, st);
     st->invert_s = t1 - t0;
     st->reorder_s = inv.reorder_s;
+    st->scatter_s = inv.scatter_s;
+    st->encode_s = inv.encode_s;
     st->write_s = now_s() - t1;
     st->n_docs = b->ids.n;
     st->n_postings = inv.n_postings;

@@ -1,8 +1,12 @@
 /* Forward vectors -> quantized, block-compressed postings (docs/FORMAT.md, "Postings"). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "index/builder_internal.h"
 #include "index/postings.h"
@@ -55,13 +59,42 @@ static void prefetch_doc(const splade_index_builder *b, uint32_t d)
     }
 }
 
+/* Runs fn on args[0..n) (stride bytes apart): jobs 1..n-1 on new threads, job 0 on the calling
+ * thread. A job whose thread cannot start runs on the calling thread afterwards: jobs write disjoint
+ * data, so the result never depends on which thread ran what. */
+static void run_jobs(int n, void *(*fn)(void *), void *args, size_t stride)
+{
+    pthread_t tid[SPLADE_MAX_THREADS];
+    int started[SPLADE_MAX_THREADS] = {0};
+    for (int i = 1; i < n; i++)
+        started[i] = pthread_create(&tid[i], NULL, fn, (char *)args + (size_t)i * stride) == 0;
+    fn(args);
+    for (int i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            fn((char *)args + (size_t)i * stride);
+    }
+}
+
+int splade_build_threads(int requested, uint64_t n_postings)
+{
+    long n = requested > 0 ? requested : sysconf(_SC_NPROCESSORS_ONLN);
+    if (n_postings < (1u << 16))
+        n = 1; /* small collections: thread start-up costs more than it saves */
+    return n < 1 ? 1 : n > SPLADE_MAX_THREADS ? SPLADE_MAX_THREADS : (int)n;
+}
+
 /* Scattering postings straight into 30k per-term lists costs a cache miss per posting (the lists'
  * current lines do not fit in cache). Two radix passes keep few output streams open each: pass 1
  * appends each posting to its bucket (a run of at most 256 consecutive terms and BUCKET_POSTINGS
  * postings, laid out where those terms' lists will be), pass 2 splits each bucket, through a cached
- * scratch copy, into its terms' lists. Documents are visited in internal-id order and both passes
- * are stable, so every list comes out ascending. Memory: 6 bytes per posting plus the scratch, all
- * of it touched once (fresh pages cost as much as the passes on our VMs). */
+ * scratch copy, into its terms' lists. Both passes run on P threads: in pass 1 thread j takes the
+ * j-th slice of internal ids and writes, inside each bucket, after the postings of the slices before
+ * it (per-thread counts give the cursors); in pass 2 threads take whole buckets. Documents are
+ * visited in internal-id order within a slice, slices are laid out in order and both passes are
+ * stable, so every list comes out ascending and identical for any P. Memory: 6 bytes per posting
+ * plus the scratch, all of it touched once (fresh pages cost as much as the passes on our VMs). */
 #define BUCKET_POSTINGS (4u << 20)
 
 typedef struct {
@@ -92,96 +125,158 @@ static int make_buckets(const csr *c, uint32_t T, buckets *k)
     return SPLADE_OK;
 }
 
-/* Pass 1: docs/imps/low (term within its bucket) at the bucket's next slot; q: a document's
- * quantized weights (scratch of the longest document). */
-static void bucket_pass(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, float max,
-                        const buckets *k, uint64_t *cur, uint8_t *q, uint8_t *low, csr *c)
+typedef struct {
+    const splade_index_builder *b;
+    const int32_t *remap;
+    const uint32_t *order;
+    float max;
+    const buckets *k;
+    csr *c;
+    uint8_t *low;
+    uint32_t from, to; /* pass 1: internal ids of this slice */
+    uint64_t *cur;     /* pass 1: [k->n] next slot per bucket; pass 2: shared [T + 1] per term */
+    uint8_t *q;        /* pass 1: a document's quantized weights (longest document + 1) */
+    uint32_t *sd;      /* pass 2: scratch of the largest bucket */
+    uint8_t *si, *sl;
+    atomic_uint *next; /* pass 2: next bucket to split */
+} scatter_job;
+
+/* Pass 1: docs/imps/low (term within its bucket) at the bucket's next slot. */
+static void *bucket_pass(void *arg)
 {
-    for (uint32_t i = 0; i < k->n; i++)
-        cur[i] = c->start[k->first[i]];
-    for (uint32_t nd = 0; nd < b->ids.n; nd++) {
+    scatter_job *j = arg;
+    const splade_index_builder *b = j->b;
+    const uint32_t *order = j->order;
+    const int32_t *remap = j->remap;
+    uint64_t *cur = j->cur;
+    csr *c = j->c;
+    for (uint32_t nd = j->from; nd < j->to; nd++) {
         uint32_t d = order ? order[nd] : nd; /* internal id nd */
         const int32_t *terms = b->fterms + b->fwd_off[d];
-        if (order && nd + PREFETCH_DOCS < b->ids.n)
+        if (order && nd + PREFETCH_DOCS < j->to)
             prefetch_doc(b, order[nd + PREFETCH_DOCS]);
-        splade_quantize_many(b->fweights + b->fwd_off[d], b->fwd_len[d], max, q);
+        splade_quantize_many(b->fweights + b->fwd_off[d], b->fwd_len[d], j->max, j->q);
         for (uint32_t i = 0; i < b->fwd_len[d]; i++) {
-            uint32_t x = k->of_term[remap ? remap[terms[i]] : terms[i]];
+            uint32_t x = j->k->of_term[remap ? remap[terms[i]] : terms[i]];
             uint64_t p = cur[x >> 8]++;
             c->docs[p] = nd;
-            c->imps[p] = q[i];
-            low[p] = (uint8_t)x;
+            c->imps[p] = j->q[i];
+            j->low[p] = (uint8_t)x;
         }
     }
+    return NULL;
 }
 
-/* Pass 2: each bucket, copied to scratch (sd/si/sl), back into its terms' lists. */
-static void split_pass(const buckets *k, uint64_t *cur, const uint8_t *low, uint32_t *sd, uint8_t *si,
-                       uint8_t *sl, csr *c)
+/* Pass 2: buckets, taken in turn and copied to scratch (sd/si/sl), back into their terms' lists. */
+static void *split_pass(void *arg)
 {
-    for (uint32_t i = 0; i < k->n; i++) {
+    scatter_job *j = arg;
+    const buckets *k = j->k;
+    csr *c = j->c;
+    for (uint32_t i; (i = atomic_fetch_add(j->next, 1)) < k->n;) {
         uint64_t s = c->start[k->first[i]], n = c->start[k->first[i + 1]] - s;
-        memcpy(sd, c->docs + s, n * sizeof *sd);
-        memcpy(si, c->imps + s, n);
-        memcpy(sl, low + s, n);
-        uint64_t *at = cur + k->first[i];
+        memcpy(j->sd, c->docs + s, n * sizeof *j->sd);
+        memcpy(j->si, c->imps + s, n);
+        memcpy(j->sl, j->low + s, n);
+        uint64_t *at = j->cur + k->first[i];
         for (uint32_t t = k->first[i]; t < k->first[i + 1]; t++)
-            cur[t] = c->start[t];
-        for (uint64_t j = 0; j < n; j++) {
-            uint64_t p = at[sl[j]]++;
-            c->docs[p] = sd[j];
-            c->imps[p] = si[j];
+            j->cur[t] = c->start[t];
+        for (uint64_t x = 0; x < n; x++) {
+            uint64_t p = at[j->sl[x]]++;
+            c->docs[p] = j->sd[x];
+            c->imps[p] = j->si[x];
         }
     }
+    return NULL;
 }
 
-/* Postings of every term, grouped by term (CSR). */
-static int scatter(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, float max, csr *c)
+/* Postings of every term, grouped by term (CSR), on P threads. */
+static int scatter(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, float max, int P,
+                   csr *c)
 {
     size_t T = (size_t)(uint32_t)b->n_terms, n = b->fn ? b->fn : 1;
-    uint32_t longest_doc = 0;
+    uint32_t N = b->ids.n, longest_doc = 0;
     c->start = calloc(T + 1, sizeof *c->start);
-    if (!c->start)
+    uint32_t *cnt = calloc((size_t)P * (T + 1), sizeof *cnt);         /* [slice][term] postings */
+    uint8_t *slice = P > 1 ? malloc((size_t)N + 1) : NULL;            /* builder doc -> slice */
+    if (!c->start || !cnt || (P > 1 && !slice)) {
+        free(cnt);
+        free(slice);
         return splade_fail(SPLADE_ERR_NOMEM, "postings of %llu entries", (unsigned long long)b->fn);
-    for (uint64_t i = 0; i < b->fn; i++)
-        c->start[(remap ? remap[b->fterms[i]] : b->fterms[i]) + 1]++;
-    for (size_t t = 0; t < T; t++)
-        c->start[t + 1] += c->start[t];
-    for (uint32_t d = 0; d < b->ids.n; d++)
+    }
+    for (int j = 0; j < P && slice; j++)
+        for (uint32_t nd = (uint32_t)((uint64_t)N * j / P); nd < (uint32_t)((uint64_t)N * (j + 1) / P); nd++)
+            slice[order ? order[nd] : nd] = (uint8_t)j;
+    for (uint32_t d = 0; d < N; d++) { /* counts, reading the forward arrays sequentially */
+        uint32_t *cj = cnt + (slice ? (size_t)slice[d] * (T + 1) : 0);
+        const int32_t *ft = b->fterms + b->fwd_off[d];
+        for (uint32_t i = 0; i < b->fwd_len[d]; i++)
+            cj[remap ? remap[ft[i]] : ft[i]]++;
         longest_doc = b->fwd_len[d] > longest_doc ? b->fwd_len[d] : longest_doc;
+    }
+    for (size_t t = 0; t < T; t++) {
+        uint64_t tot = 0;
+        for (int j = 0; j < P; j++)
+            tot += cnt[(size_t)j * (T + 1) + t];
+        c->start[t + 1] = c->start[t] + tot;
+    }
+    free(slice);
     buckets k = {0};
     int rc = make_buckets(c, (uint32_t)T, &k);
     size_t sn = (size_t)k.largest + 1;
     c->docs = big_alloc(n * sizeof *c->docs);
     c->imps = big_alloc(n);
-    uint8_t *low = big_alloc(n), *q = malloc((size_t)longest_doc + 1), *si = malloc(sn), *sl = malloc(sn);
-    uint32_t *sd = malloc(sn * sizeof *sd);
-    uint64_t *cur = malloc((T + 1) * sizeof *cur);
-    if (rc == 0 && (!c->docs || !c->imps || !low || !q || !si || !sl || !sd || !cur))
+    uint8_t *low = big_alloc(n);
+    uint64_t *cur = malloc((T + 1) * sizeof *cur), *bcur = malloc((size_t)P * (k.n + 1) * sizeof *bcur);
+    scatter_job jobs[SPLADE_MAX_THREADS];
+    atomic_uint next = 0;
+    int ok = rc == 0 && c->docs && c->imps && low && cur && bcur;
+    for (int j = 0; j < P; j++) {
+        jobs[j] = (scatter_job){b, remap, order, max, &k, c, low, (uint32_t)((uint64_t)N * j / P),
+                                (uint32_t)((uint64_t)N * (j + 1) / P), bcur ? bcur + (size_t)j * (k.n + 1) : NULL,
+                                malloc((size_t)longest_doc + 1), malloc(sn * sizeof(uint32_t)), malloc(sn), malloc(sn),
+                                &next};
+        ok = ok && jobs[j].q && jobs[j].sd && jobs[j].si && jobs[j].sl;
+    }
+    if (rc == 0 && !ok)
         rc = splade_fail(SPLADE_ERR_NOMEM, "postings of %llu entries", (unsigned long long)b->fn);
     if (rc == 0) {
-        bucket_pass(b, remap, order, max, &k, cur, q, low, c);
-        split_pass(&k, cur, low, sd, si, sl, c);
+        for (uint32_t i = 0; i < k.n; i++) { /* slice j writes after slices 0..j-1 in each bucket */
+            uint64_t at = c->start[k.first[i]];
+            for (int j = 0; j < P; j++) {
+                bcur[(size_t)j * (k.n + 1) + i] = at;
+                for (uint32_t t = k.first[i]; t < k.first[i + 1]; t++)
+                    at += cnt[(size_t)j * (T + 1) + t];
+            }
+        }
+        run_jobs(P, bucket_pass, jobs, sizeof *jobs);
+        for (int j = 0; j < P; j++)
+            jobs[j].cur = cur;
+        run_jobs(P, split_pass, jobs, sizeof *jobs);
     }
+    for (int j = 0; j < P; j++) {
+        free(jobs[j].q);
+        free(jobs[j].sd);
+        free(jobs[j].si);
+        free(jobs[j].sl);
+    }
+    free(cnt);
     free(k.first);
     free(k.of_term);
     free(low);
-    free(q);
-    free(si);
-    free(sl);
-    free(sd);
     free(cur);
+    free(bcur);
     return rc;
 }
 
-/* One term's blocks: BLOCKS entries from bi on, encoded bytes appended at *pos. */
-static void encode_blocks(const csr *c, int32_t t, uint64_t bi, splade_inverted *inv, size_t *pos)
+/* One term's blocks: BLOCKS entries from bi on, encoded bytes appended at *pos of out (offsets
+ * relative to out: the part's base is added once all parts are known). */
+static uint32_t encode_blocks(const csr *c, int32_t t, uint64_t bi, splade_inverted *inv, uint8_t *out, size_t *pos)
 {
     uint64_t s = c->start[t], e = c->start[t + 1];
     splade_term_entry *te = &inv->terms[t];
     te->first_block = bi;
     te->n_postings = (uint32_t)(e - s);
-    inv->n_terms_used += e > s;
     uint32_t prev = 0;
     for (uint64_t p = s; p < e; p += SPLADE_BLOCK_SIZE, bi++) {
         uint32_t n = (uint32_t)(e - p < SPLADE_BLOCK_SIZE ? e - p : SPLADE_BLOCK_SIZE);
@@ -195,16 +290,17 @@ static void encode_blocks(const csr *c, int32_t t, uint64_t bi, splade_inverted 
         be->max_impact = m;
         if (m > te->max_impact)
             te->max_impact = m;
-        *pos += splade_block_encode(c->docs + p, c->imps + p, n, prev, inv->postings + *pos);
+        *pos += splade_block_encode(c->docs + p, c->imps + p, n, prev, out + *pos);
         prev = be->last_doc;
     }
+    return e > s;
 }
 
 /* One term's range maxima (docs/FORMAT.md, "Range maxima"): the doc-id ranges it occurs in and its
- * largest impact in each, appended at *pos; ids/max are scratch of the term's length. Done right
- * after the term's blocks, while its postings are still in cache. */
+ * largest impact in each, appended at *pos of out; ids/max are scratch of the term's length. Done
+ * right after the term's blocks, while its postings are still in cache. */
 static void encode_ranges(const csr *c, int32_t t, uint32_t total, uint32_t *ids, uint8_t *max, splade_inverted *inv,
-                          size_t *pos)
+                          uint8_t *out, size_t *pos)
 {
     uint32_t n = 0;
     for (uint64_t p = c->start[t]; p < c->start[t + 1]; p++) {
@@ -219,53 +315,125 @@ static void encode_ranges(const csr *c, int32_t t, uint32_t total, uint32_t *ids
     inv->range_terms[t] = (splade_range_term){.offset = *pos, .n_ranges = n};
     if (splade_ranges_dense(n, total)) { /* one maximum per range, 0 where absent: SIMD-summed by BMP */
         inv->range_terms[t].flags = SPLADE_RANGES_DENSE;
-        memset(inv->ranges + *pos, 0, total);
+        memset(out + *pos, 0, total);
         for (uint32_t i = 0; i < n; i++)
-            inv->ranges[*pos + ids[i]] = max[i];
+            out[*pos + ids[i]] = max[i];
         *pos += total;
         return;
     }
-    memcpy(inv->ranges + *pos, max, n);
-    *pos += n + splade_svb_delta_encode(ids, n, 0, inv->ranges + *pos + n);
+    memcpy(out + *pos, max, n);
+    *pos += n + splade_svb_delta_encode(ids, n, 0, out + *pos + n);
 }
 
-static int encode_terms(const csr *c, int32_t T, uint32_t n_docs, splade_inverted *inv)
+/* Terms [t0, t1) encoded into their own POSTINGS and RANGES parts. */
+typedef struct {
+    const csr *c;
+    splade_inverted *inv;
+    const uint64_t *first_block; /* [T + 1] */
+    int32_t t0, t1;
+    uint32_t total;              /* ranges in the collection */
+    uint8_t *post, *rng;
+    size_t post_len, rng_len;
+    uint32_t used;
+} encode_job;
+
+static void *encode_part(void *arg)
 {
-    uint32_t total = (uint32_t)(((uint64_t)n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT);
-    uint64_t nb = 0, longest = 0;
-    for (int32_t t = 0; t < T; t++) {
-        uint64_t len = c->start[t + 1] - c->start[t];
-        nb += (len + SPLADE_BLOCK_SIZE - 1) / SPLADE_BLOCK_SIZE;
-        longest = len > longest ? len : longest;
-    }
-    size_t cap = 16 + nb * splade_block_max_bytes(SPLADE_BLOCK_SIZE);
-    size_t rcap = 16 + (size_t)c->start[T] * 6 + (size_t)T * 8; /* max + up to 5 coded bytes per entry */
-    inv->terms = calloc((uint32_t)T + 1u, sizeof *inv->terms);
-    inv->blocks = malloc((nb ? nb : 1) * sizeof *inv->blocks);
-    inv->postings = big_alloc(cap);
-    inv->range_terms = calloc((uint32_t)T + 1u, sizeof *inv->range_terms);
-    inv->ranges = big_alloc(rcap);
+    encode_job *j = arg;
+    uint64_t longest = 0;
+    for (int32_t t = j->t0; t < j->t1; t++)
+        longest = j->c->start[t + 1] - j->c->start[t] > longest ? j->c->start[t + 1] - j->c->start[t] : longest;
     uint32_t *ids = malloc((longest + 1) * sizeof *ids);
     uint8_t *max = malloc(longest + 1);
-    int rc = SPLADE_OK;
-    if (!inv->terms || !inv->blocks || !inv->postings || !inv->range_terms || !inv->ranges || !ids || !max) {
-        rc = splade_fail(SPLADE_ERR_NOMEM, "encoded postings of %zu bytes", cap + rcap);
-    } else {
-        size_t pos = 0, rpos = 0;
-        uint64_t bi = 0;
-        for (int32_t t = 0; t < T; t++) {
-            encode_blocks(c, t, bi, inv, &pos);
-            bi += (c->start[t + 1] - c->start[t] + SPLADE_BLOCK_SIZE - 1) / SPLADE_BLOCK_SIZE;
-            encode_ranges(c, t, total, ids, max, inv, &rpos);
-        }
-        memset(inv->postings + pos, 0, 16);
-        inv->postings_len = pos + 16;
-        inv->n_blocks = nb;
-        memset(inv->ranges + rpos, 0, 16);
-        inv->ranges_len = rpos + 16;
+    if (!ids || !max) {
+        free(ids);
+        free(max);
+        j->post_len = SIZE_MAX; /* reported by the caller */
+        return NULL;
     }
+    size_t pos = 0, rpos = 0;
+    for (int32_t t = j->t0; t < j->t1; t++) {
+        j->used += encode_blocks(j->c, t, j->first_block[t], j->inv, j->post, &pos);
+        encode_ranges(j->c, t, j->total, ids, max, j->inv, j->rng, &rpos);
+    }
+    j->post_len = pos;
+    j->rng_len = rpos;
     free(ids);
     free(max);
+    return NULL;
+}
+
+/* Encodes every term on P threads, each over a contiguous run of terms holding about 1/P of the
+ * postings, into its own buffers; the parts are written back to back (writer.c), so the file is
+ * the same for any P. */
+static int encode_terms(const csr *c, int32_t T, uint32_t n_docs, int P, splade_inverted *inv)
+{
+    uint32_t total = (uint32_t)(((uint64_t)n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT);
+    uint64_t *fb = malloc(((size_t)T + 1) * sizeof *fb);
+    if (!fb)
+        return splade_fail(SPLADE_ERR_NOMEM, "block table");
+    fb[0] = 0;
+    for (int32_t t = 0; t < T; t++)
+        fb[t + 1] = fb[t] + (c->start[t + 1] - c->start[t] + SPLADE_BLOCK_SIZE - 1) / SPLADE_BLOCK_SIZE;
+    uint64_t nb = fb[T];
+    inv->terms = calloc((uint32_t)T + 1u, sizeof *inv->terms);
+    inv->blocks = malloc((nb ? nb : 1) * sizeof *inv->blocks);
+    inv->range_terms = calloc((uint32_t)T + 1u, sizeof *inv->range_terms);
+    encode_job jobs[SPLADE_MAX_THREADS];
+    int ok = inv->terms && inv->blocks && inv->range_terms;
+    int32_t t0 = 0;
+    for (int j = 0; j < P; j++) {
+        int32_t t1 = t0;
+        uint64_t until = j == P - 1 ? UINT64_MAX : c->start[T] * (uint64_t)(j + 1) / (uint64_t)P;
+        while (t1 < T && c->start[t1] < until)
+            t1++;
+        if (j == P - 1)
+            t1 = T;
+        size_t cap = 16 + (fb[t1] - fb[t0]) * splade_block_max_bytes(SPLADE_BLOCK_SIZE);
+        size_t rcap = 16 + (size_t)(c->start[t1] - c->start[t0]) * 6 + (size_t)(t1 - t0) * 8 +
+                      (j == P - 1 ? 16 : 0); /* max + up to 5 coded bytes per entry */
+        jobs[j] = (encode_job){c, inv, fb, t0, t1, total, big_alloc(cap + 16), big_alloc(rcap), 0, 0, 0};
+        ok = ok && jobs[j].post && jobs[j].rng;
+        t0 = t1;
+    }
+    int rc = SPLADE_OK;
+    if (ok)
+        run_jobs(P, encode_part, jobs, sizeof *jobs);
+    for (int j = 0; j < P; j++)
+        ok = ok && jobs[j].post_len != SIZE_MAX;
+    if (!ok) {
+        rc = splade_fail(SPLADE_ERR_NOMEM, "encoded postings of %llu blocks", (unsigned long long)nb);
+        for (int j = 0; j < P; j++) {
+            free(jobs[j].post);
+            free(jobs[j].rng);
+        }
+    } else {
+        size_t base = 0, rbase = 0;
+        for (int j = 0; j < P; j++) { /* part-relative offsets -> section offsets */
+            for (uint64_t bi = fb[jobs[j].t0]; bi < fb[jobs[j].t1]; bi++)
+                inv->blocks[bi].offset += base;
+            for (int32_t t = jobs[j].t0; t < jobs[j].t1; t++)
+                inv->range_terms[t].offset += rbase;
+            if (j == P - 1) { /* the section's 16 trailing zero bytes */
+                memset(jobs[j].post + jobs[j].post_len, 0, 16);
+                memset(jobs[j].rng + jobs[j].rng_len, 0, 16);
+                jobs[j].post_len += 16;
+                jobs[j].rng_len += 16;
+            }
+            inv->post_part[j] = jobs[j].post;
+            inv->post_part_len[j] = jobs[j].post_len;
+            inv->rng_part[j] = jobs[j].rng;
+            inv->rng_part_len[j] = jobs[j].rng_len;
+            base += jobs[j].post_len;
+            rbase += jobs[j].rng_len;
+            inv->n_terms_used += jobs[j].used;
+        }
+        inv->n_parts = P;
+        inv->postings_len = base;
+        inv->ranges_len = rbase;
+        inv->n_blocks = nb;
+    }
+    free(fb);
     return rc;
 }
 
@@ -327,7 +495,8 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
     out->vocab_order = order;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (!b->keep_order && b->ids.n >= SPLADE_REORDER_MIN_DOCS && (rc = splade_reorder_docs(b, b->threads, &out->doc_order)) < 0) {
+    int P = splade_build_threads(b->threads, b->fn);
+    if (!b->keep_order && b->ids.n >= SPLADE_REORDER_MIN_DOCS && (rc = splade_reorder_docs(b, P, &out->doc_order)) < 0) {
         free(remap);
         splade_inverted_free(out);
         return rc;
@@ -335,10 +504,14 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->reorder_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     csr c = {0};
-    rc = scatter(b, remap, out->doc_order, max, &c);
+    rc = scatter(b, remap, out->doc_order, max, P, &c);
     free(remap);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    out->scatter_s = (double)(t0.tv_sec - t1.tv_sec) + (double)(t0.tv_nsec - t1.tv_nsec) * 1e-9;
     if (rc == 0)
-        rc = encode_terms(&c, b->n_terms, b->ids.n, out);
+        rc = encode_terms(&c, b->n_terms, b->ids.n, P, out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->encode_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     free(c.start);
     free(c.docs);
     free(c.imps);
@@ -351,9 +524,11 @@ void splade_inverted_free(splade_inverted *inv)
 {
     free(inv->terms);
     free(inv->blocks);
-    free(inv->postings);
+    for (int j = 0; j < inv->n_parts; j++) {
+        free(inv->post_part[j]);
+        free(inv->rng_part[j]);
+    }
     free(inv->range_terms);
-    free(inv->ranges);
     free(inv->vocab_order);
     free(inv->doc_order);
     memset(inv, 0, sizeof *inv);

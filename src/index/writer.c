@@ -10,17 +10,23 @@
 #include "index/format.h"
 #include "splade.h"
 
-/* A section is up to three pieces written back to back (e.g. an offsets array and a blob). */
+/* A section is pieces written back to back (e.g. an offsets array and a blob, or the parts that the
+ * inversion's threads encoded). */
+#define MAX_PIECES SPLADE_MAX_THREADS
+
 typedef struct {
     uint32_t id;
-    const void *part[3];
-    size_t len[3];
+    const void *part[MAX_PIECES];
+    size_t len[MAX_PIECES];
     uint8_t *owned; /* freed after writing */
 } section;
 
 static size_t section_len(const section *s)
 {
-    return s->len[0] + s->len[1] + s->len[2];
+    size_t n = 0;
+    for (int k = 0; k < MAX_PIECES; k++)
+        n += s->len[k];
+    return n;
 }
 
 static int meta_section(const splade_index_builder *b, const splade_inverted *inv, section *s)
@@ -125,7 +131,7 @@ static int write_sections(int fd, const section *secs, int n, spx_section *tab, 
         uint64_t start = align_up(*pos);
         int rc = write_all(fd, zeros, start - *pos, path);
         uint32_t crc = 0;
-        for (int k = 0; k < 3 && rc == 0; k++) {
+        for (int k = 0; k < MAX_PIECES && rc == 0; k++) {
             if (!secs[i].len[k])
                 continue;
             crc = splade_crc32c(crc, secs[i].part[k], secs[i].len[k]);
@@ -180,14 +186,20 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
         rc = vocab_section(b, inv, &secs[1]);
     secs[2] = (section){.id = SEC_TERMS, .part = {inv->terms}, .len = {(size_t)b->n_terms * sizeof *inv->terms}};
     secs[3] = (section){.id = SEC_BLOCKS, .part = {inv->blocks}, .len = {inv->n_blocks * sizeof *inv->blocks}};
-    secs[4] = (section){.id = SEC_POSTINGS, .part = {inv->postings}, .len = {inv->postings_len}};
+    secs[4] = (section){.id = SEC_POSTINGS};
+    secs[8] = (section){.id = SEC_RANGES};
+    for (int j = 0; j < inv->n_parts; j++) {
+        secs[4].part[j] = inv->post_part[j];
+        secs[4].len[j] = inv->post_part_len[j];
+        secs[8].part[j] = inv->rng_part[j];
+        secs[8].len[j] = inv->rng_part_len[j];
+    }
     if (rc == 0)
         rc = table_section(SEC_DOCIDS, &b->ids, inv->doc_order, &secs[5]);
     if (rc == 0)
         rc = table_section(SEC_DOCSTORE, &b->store, inv->doc_order, &secs[6]);
     secs[7] = (section){.id = SEC_RANGE_TERMS, .part = {inv->range_terms},
                         .len = {(size_t)b->n_terms * sizeof *inv->range_terms}};
-    secs[8] = (section){.id = SEC_RANGES, .part = {inv->ranges}, .len = {inv->ranges_len}};
     int fd = -1;
     if (rc == 0 && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
