@@ -13,12 +13,13 @@
 static const char usage_text[] =
     "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda]\n"
     "                          [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
-    "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--quiet] [--skip-invalid]\n"
+    "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid]\n"
     "\n"
     "Encodes every document of CORPUS.jsonl ({\"_id\",\"title\",\"text\"} or {\"id\",\"contents\"}) and\n"
     "writes the index to DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). --vectors indexes\n"
     "precomputed vectors ({\"id\",\"vector\":{token:weight}}) with no model. The previous index in DIR\n"
-    "is replaced atomically once the new one is complete and verified.\n";
+    "is replaced atomically once the new one is complete and verified. --threads N: threads for encoding\n"
+    "and inversion (default: all cores); the index does not depend on it.\n";
 
 typedef struct {
     const char *corpus, *out, *model, *vectors, *device;
@@ -123,8 +124,10 @@ int cmd_build(int argc, char **argv)
         rc = build_from_corpus(&o, &io, &b);
     }
     splade_build_stats st;
-    if (rc == 0)
+    if (rc == 0) {
+        splade_builder_set_threads(b, o.threads);
         rc = splade_builder_write(b, dir, &st);
+    }
     splade_builder_free(b);
     if (rc < 0)
         return fail(rc);
