@@ -20,17 +20,20 @@
 #include "splade.h"
 
 #define SAMPLE_EVERY 8   /* documents the centroids are trained on: 1 in 8 */
-#define TOP_TERMS 32     /* a document's representation: its strongest terms */
+#define TOP_TERMS 32     /* a document's representation for training: its strongest terms */
+#define FINAL_TERMS 16   /* ... and for the final assignment of every document: measured on the 1M synthetic
+                          * collection, BMP scores 1.7% more postings than with 32, for 23% less reordering time */
 #define CLUSTER_DOCS 256 /* documents per cluster (4 BMP ranges) */
 #define CENT_TERMS 64    /* terms kept per centroid */
 #define ROUNDS 4
 #define MAX_TERM_CLUSTERS 16 /* terms in more centroids are left out of the matching */
 
-/* About the document's TOP_TERMS strongest terms, into t/w (returns the count), and its strongest
+/* About the document's `want` strongest terms, into t/w (returns the count), and its strongest
  * term (largest weight, lower id on ties; n_terms if empty). Exact order does not matter for the
  * clustering, so the cut is a 64-bin histogram of weight / max weight: all terms of the bins above
- * the one where TOP_TERMS is reached, then that bin's first ones in document order. */
-static uint32_t top_terms(const splade_index_builder *b, uint32_t d, uint32_t *t, float *w, uint32_t *strongest)
+ * the one where `want` is reached, then that bin's first ones in document order. */
+static uint32_t top_terms(const splade_index_builder *b, uint32_t d, uint32_t want, uint32_t *t, float *w,
+                          uint32_t *strongest)
 {
     const int32_t *ft = b->fterms + b->fwd_off[d];
     const float *fw = b->fweights + b->fwd_off[d];
@@ -42,7 +45,7 @@ static uint32_t top_terms(const splade_index_builder *b, uint32_t d, uint32_t *t
             key = (uint32_t)ft[i];
         }
     *strongest = key;
-    if (len <= TOP_TERMS) {
+    if (len <= want) {
         for (uint32_t i = 0; i < len; i++) {
             t[i] = (uint32_t)ft[i];
             w[i] = fw[i];
@@ -53,13 +56,13 @@ static uint32_t top_terms(const splade_index_builder *b, uint32_t d, uint32_t *t
     for (uint32_t i = 0; i < len; i++)
         hist[(uint32_t)(fw[i] * scale)]++; /* weights are in (0, m]: bins 0..64 */
     uint32_t cut = 65, above = 0;
-    while (cut > 0 && above + hist[cut - 1] < TOP_TERMS)
+    while (cut > 0 && above + hist[cut - 1] < want)
         above += hist[--cut];
-    cut--; /* bin where TOP_TERMS is reached: take TOP_TERMS - above of it */
+    cut--; /* bin where want is reached: take want - above of it */
     uint32_t n = 0, from_cut = 0;
     for (uint32_t i = 0; i < len; i++) {
         uint32_t bin = (uint32_t)(fw[i] * scale);
-        if (bin > cut || (bin == cut && from_cut++ < TOP_TERMS - above)) {
+        if (bin > cut || (bin == cut && from_cut++ < want - above)) {
             t[n] = (uint32_t)ft[i];
             w[n++] = fw[i];
         }
@@ -269,7 +272,7 @@ static void *assign_range(void *arg)
     for (uint32_t i = j->from; j->sample && i < j->to; i++)
         s->cl[i] = nearest(&j->x->c, s->t + s->st[i], s->w + s->st[i], s->st[i + 1] - s->st[i], &j->v, j->x->c.k);
     for (uint32_t d = j->from; !j->sample && d < j->to; d++) {
-        uint32_t n = top_terms(j->b, d, t, w, &j->x->strongest[d]);
+        uint32_t n = top_terms(j->b, d, FINAL_TERMS, t, w, &j->x->strongest[d]);
         j->x->label[d] = nearest(&j->x->c, t, w, n, &j->v, j->x->c.k);
     }
     return NULL;
@@ -314,7 +317,7 @@ static void train(const splade_index_builder *b, state *x, int threads)
     for (uint32_t i = 0; i < s->n; i++) {
         s->st[i] = e;
         uint32_t strongest;
-        e += top_terms(b, i * SAMPLE_EVERY, s->t + e, s->w + e, &strongest);
+        e += top_terms(b, i * SAMPLE_EVERY, TOP_TERMS, s->t + e, s->w + e, &strongest);
     }
     s->st[s->n] = e;
     for (uint32_t cl = 0; cl < c->k; cl++) { /* seeds: evenly spaced sample documents */
