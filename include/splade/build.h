@@ -33,9 +33,6 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
 int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
                                     splade_index_builder **out);
 
-/* "auto" (or NULL), "cpu", "cuda"/"gpu" -> device; SPLADE_ERR_INVALID_ARG otherwise. */
-int splade_parse_device(const char *s, splade_device *d);
-
 /* Lines of a regular file (for the progress bar's ETA); 0 if unknown. */
 uint64_t splade_count_lines(const char *path);
 

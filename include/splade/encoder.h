@@ -52,6 +52,9 @@ int splade_encoder_encode_ids(splade_encoder *e, const int32_t *ids, const int32
 /* The effective max_length (tokens incl. [CLS]/[SEP]) after defaults and the model's cap. */
 int32_t splade_encoder_max_length(const splade_encoder *e);
 
+/* "auto" (or NULL), "cpu", "cuda"/"gpu" -> device; SPLADE_ERR_INVALID_ARG otherwise (the --device flag). */
+int splade_parse_device(const char *s, splade_device *d);
+
 /* The device actually in use (CPU or CUDA after AUTO resolved). */
 splade_device splade_encoder_device(const splade_encoder *e);
 void splade_encoder_free(splade_encoder *e);

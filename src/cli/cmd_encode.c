@@ -31,19 +31,6 @@ typedef struct {
     int n_texts;
 } encode_opts;
 
-static int parse_device(const char *s, splade_device *d)
-{
-    if (!s || !strcmp(s, "auto"))
-        *d = SPLADE_DEVICE_AUTO;
-    else if (!strcmp(s, "cpu"))
-        *d = SPLADE_DEVICE_CPU;
-    else if (!strcmp(s, "cuda") || !strcmp(s, "gpu"))
-        *d = SPLADE_DEVICE_CUDA;
-    else
-        return -1;
-    return 0;
-}
-
 static int parse(int argc, char **argv, encode_opts *o)
 {
     static const struct option longs[] = {
@@ -71,7 +58,7 @@ static int parse(int argc, char **argv, encode_opts *o)
     }
     o->texts = argv + optind;
     o->n_texts = argc - optind;
-    if (parse_device(o->device, &o->eo.device)) {
+    if (splade_parse_device(o->device, &o->eo.device)) {
         fprintf(stderr, "splade-index encode: --device must be auto, cpu or cuda\n");
         return 2;
     }

@@ -265,6 +265,19 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
     return rc;
 }
 
+int splade_parse_device(const char *s, splade_device *d)
+{
+    if (!s || !strcmp(s, "auto"))
+        *d = SPLADE_DEVICE_AUTO;
+    else if (!strcmp(s, "cpu"))
+        *d = SPLADE_DEVICE_CPU;
+    else if (!strcmp(s, "cuda") || !strcmp(s, "gpu"))
+        *d = SPLADE_DEVICE_CUDA;
+    else
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "--device must be auto, cpu or cuda, not \"%s\"", s);
+    return SPLADE_OK;
+}
+
 int32_t splade_encoder_max_length(const splade_encoder *e) { return e ? e->o.max_length : 0; }
 
 splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->dev : SPLADE_DEVICE_CPU; }

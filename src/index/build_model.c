@@ -7,19 +7,6 @@
 #include "splade.h"
 #include "splade/build.h"
 
-int splade_parse_device(const char *s, splade_device *d)
-{
-    if (!s || !strcmp(s, "auto"))
-        *d = SPLADE_DEVICE_AUTO;
-    else if (!strcmp(s, "cpu"))
-        *d = SPLADE_DEVICE_CPU;
-    else if (!strcmp(s, "cuda") || !strcmp(s, "gpu"))
-        *d = SPLADE_DEVICE_CUDA;
-    else
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "--device must be auto, cpu or cuda, not \"%s\"", s);
-    return SPLADE_OK;
-}
-
 int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
                                     splade_index_builder **out)
 {

@@ -1,8 +1,6 @@
 /* Seismic / Anserini vector JSONL reader (include/splade/vectors.h). */
 #include "splade/vectors.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,15 +8,10 @@
 #include <string.h>
 
 #include "splade.h"
+#include "splade/jsonl.h"
 
 struct splade_vectors_reader {
-    FILE *f;
-    int owns;
-    char *path;
-    char *line;
-    size_t line_cap;
-    long line_no;
-    json_t *cur;
+    splade_jsonl *j;
     const char **tokens;
     float *weights;
     size_t cap;
@@ -31,13 +24,10 @@ int splade_vectors_open(const char *path, splade_vectors_reader **out)
     splade_vectors_reader *r = calloc(1, sizeof *r);
     if (!r)
         return splade_fail(SPLADE_ERR_NOMEM, "vectors reader");
-    r->owns = strcmp(path, "-") != 0;
-    r->f = r->owns ? fopen(path, "rb") : stdin;
-    r->path = strdup(path);
-    if (!r->f || !r->path) {
-        int err = errno;
-        splade_vectors_close(r);
-        return splade_fail(SPLADE_ERR_IO, "%s: cannot open: %s", path, strerror(err));
+    int rc = splade_jsonl_open(path, &r->j);
+    if (rc) {
+        free(r);
+        return rc;
     }
     *out = r;
     return SPLADE_OK;
@@ -47,28 +37,10 @@ void splade_vectors_close(splade_vectors_reader *r)
 {
     if (!r)
         return;
-    if (r->owns && r->f)
-        fclose(r->f);
-    json_decref(r->cur);
-    free(r->path);
-    free(r->line);
+    splade_jsonl_close(r->j);
     free(r->tokens);
     free(r->weights);
     free(r);
-}
-
-static const char *record_id(splade_vectors_reader *r, json_t *obj)
-{
-    json_t *id = json_object_get(obj, "id");
-    if (!id)
-        id = json_object_get(obj, "_id");
-    if (json_is_string(id))
-        return json_string_value(id);
-    if (json_is_integer(id)) {
-        snprintf(r->id_buf, sizeof r->id_buf, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
-        return r->id_buf;
-    }
-    return NULL;
 }
 
 static const char *record_text(json_t *obj)
@@ -93,7 +65,8 @@ static int read_vector(splade_vectors_reader *r, json_t *vec, splade_vector_reco
         if (w)
             r->weights = w;
         if (!t || !w)
-            return splade_fail(SPLADE_ERR_NOMEM, "%s:%ld: vector of %zu entries", r->path, r->line_no, n);
+            return splade_fail(SPLADE_ERR_NOMEM, "%s:%ld: vector of %zu entries", splade_jsonl_path(r->j),
+                               splade_jsonl_line(r->j), n);
         r->cap = n;
     }
     const char *key;
@@ -103,7 +76,7 @@ static int read_vector(splade_vectors_reader *r, json_t *vec, splade_vector_reco
         double w = json_number_value(val);
         if (!json_is_number(val) || !isfinite(w) || w < 0 || (float)w > 3.4e38f)
             return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: weight of token \"%s\" is not a non-negative number",
-                               r->path, r->line_no, key);
+                               splade_jsonl_path(r->j), splade_jsonl_line(r->j), key);
         if ((float)w > 0) {
             r->tokens[m] = key;
             r->weights[m++] = (float)w;
@@ -115,41 +88,27 @@ static int read_vector(splade_vectors_reader *r, json_t *vec, splade_vector_reco
     return SPLADE_OK;
 }
 
-static int parse_line(splade_vectors_reader *r, splade_vector_record *rec)
+static int parse_record(splade_vectors_reader *r, json_t *obj, splade_vector_record *rec)
 {
-    json_error_t err;
-    json_decref(r->cur);
-    r->cur = json_loads(r->line, JSON_REJECT_DUPLICATES, &err);
-    if (!r->cur)
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: invalid JSON: %s", r->path, r->line_no, err.text);
-    if (!json_is_object(r->cur))
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: expected a JSON object", r->path, r->line_no);
-    rec->id = record_id(r, r->cur);
+    const char *path = splade_jsonl_path(r->j);
+    const long line = splade_jsonl_line(r->j);
+    rec->id = splade_json_id(obj, "id", "_id", r->id_buf);
     if (!rec->id)
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-string/integer field \"id\"", r->path,
-                           r->line_no);
-    json_t *vec = json_object_get(r->cur, "vector");
+        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-string/integer field \"id\"", path, line);
+    json_t *vec = json_object_get(obj, "vector");
     if (!json_is_object(vec))
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-object field \"vector\"", r->path,
-                           r->line_no);
-    rec->text = record_text(r->cur);
-    rec->line = r->line_no;
+        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-object field \"vector\"", path, line);
+    rec->text = record_text(obj);
+    rec->line = line;
     return read_vector(r, vec, rec);
 }
 
 int splade_vectors_next(splade_vectors_reader *r, splade_vector_record *rec)
 {
-    for (;;) {
-        errno = 0;
-        ssize_t n = getline(&r->line, &r->line_cap, r->f);
-        if (n < 0)
-            return ferror(r->f) ? splade_fail(SPLADE_ERR_IO, "%s: read error: %s", r->path, strerror(errno)) : 0;
-        r->line_no++;
-        if ((size_t)n != strlen(r->line))
-            return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: NUL byte in line", r->path, r->line_no);
-        if (strspn(r->line, " \t\r\n") == (size_t)n)
-            continue;
-        int rc = parse_line(r, rec);
-        return rc < 0 ? rc : 1;
-    }
+    json_t *obj;
+    int rc = splade_jsonl_next(r->j, &obj);
+    if (rc <= 0)
+        return rc;
+    rc = parse_record(r, obj, rec);
+    return rc < 0 ? rc : 1;
 }
