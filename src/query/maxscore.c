@@ -15,6 +15,18 @@ static int by_ub(const void *a, const void *b)
     return (x->ub > y->ub) - (x->ub < y->ub);
 }
 
+void splade_order_by_bound(splade_searcher *s, int n)
+{
+    cursor **c = s->order;
+    for (int i = 0; i < n; i++)
+        c[i] = &s->cursors[i];
+    if (n > 1) /* an empty query may have no cursor array at all */
+        qsort(c, (size_t)n, sizeof *c, by_ub);
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        s->ub_prefix[i] = sum += c[i]->ub;
+}
+
 static uint32_t next_candidate(cursor **c, int from, int n)
 {
     uint32_t d = CURSOR_END;
@@ -69,14 +81,8 @@ static int score_nonessential(splade_searcher *s, int ness, uint32_t d, uint32_t
 
 void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max)
 {
+    splade_order_by_bound(s, n);
     cursor **c = s->order;
-    for (int i = 0; i < n; i++)
-        c[i] = &s->cursors[i];
-    if (n > 1) /* an empty query may have no cursor array at all */
-        qsort(c, (size_t)n, sizeof *c, by_ub);
-    uint64_t sum = 0;
-    for (int i = 0; i < n; i++)
-        s->ub_prefix[i] = sum += c[i]->ub;
     uint32_t theta = 0;
     int ness = 0; /* lists [0, ness) are non-essential */
     for (;;) {

@@ -26,6 +26,10 @@ struct splade_searcher {
     splade_search_stats stats;
 };
 
+/* MaxScore's setup, shared by its variants: s->order = the n cursors by ascending upper bound,
+ * s->ub_prefix[i] = the sum of the first i+1 bounds. */
+void splade_order_by_bound(splade_searcher *s, int n);
+
 /* Each fills t from the query's n cursors (already initialized). */
 void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max);
 void splade_taat(splade_searcher *s, int n, topk *t);

@@ -12,12 +12,6 @@
 
 #define WINDOW 4096
 
-static int by_ub(const void *a, const void *b)
-{
-    const cursor *x = *(cursor *const *)a, *y = *(cursor *const *)b;
-    return (x->ub > y->ub) - (x->ub < y->ub);
-}
-
 /* Would a document d with this score (or bound) rank above the worst kept hit? */
 static inline int can_enter(const topk *t, uint64_t score, uint32_t d)
 {
@@ -86,14 +80,8 @@ static void finish_doc(splade_searcher *s, cursor **c, int ness, uint32_t d, uin
 
 void splade_wmaxscore(splade_searcher *s, int n, topk *t)
 {
+    splade_order_by_bound(s, n);
     cursor **c = s->order;
-    for (int i = 0; i < n; i++)
-        c[i] = &s->cursors[i];
-    if (n > 1) /* an empty query may have no cursor array at all */
-        qsort(c, (size_t)n, sizeof *c, by_ub);
-    uint64_t sum = 0;
-    for (int i = 0; i < n; i++)
-        s->ub_prefix[i] = sum += c[i]->ub;
     uint32_t n_docs = splade_index_get_info(s->ix)->n_docs, acc[WINDOW] = {0};
     uint64_t touched[WINDOW / 64] = {0};
     int ness = 0;
