@@ -157,25 +157,27 @@ timeout 150 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/benc
 if [ "${SKIP_LAB:-0}" != 1 ]; then
     # kernel_lab rows: each wgmma tile forced, and the raster group off (group = B), one shape each
     # tile "auto" = the planner's choice; ws "-" = the default kernel (SPLADE_LMHEAD_WS unset)
-    LAB_SPECS=${LAB_SPECS:-32 256 30522 128x256 0;32 256 30522 192x256 0;32 256 30522 256x128 0;\
-128 256 30522 192x256 0;128 256 30522 192x256 128;256 128 30522 256x128 0;256 128 30522 192x256p2 0;\
-32 256 30522 192x256 0}
-    echo "$LAB_SPECS" | tr ';' '\n' | while read -r lb ls lv lt lg lw; do
+    # fields: B S V tile group ws tma ('-' = default); tile 128x256 / 256x128 run the TMA kernel unless tma=0
+    LAB_SPECS=${LAB_SPECS:-32 256 30522 128x256 0 - -;32 256 30522 256x128 0 - -;32 256 30522 192x256 0 - 0;\
+128 256 30522 auto 0 - -;128 256 30522 128x256 128 - -;256 128 30522 256x128 0 - -;256 128 30522 128x256 0 - -;\
+256 128 30522 192x256p2 0 - 0;32 256 30522 128x256 0 - -}
+    echo "$LAB_SPECS" | tr ';' '\n' | while read -r lb ls lv lt lg lw lm; do
         [ -n "$lb" ] || continue
-        say "lab: B=$lb S=$ls V=$lv tile $lt group $lg ws ${lw:--}"
+        say "lab: B=$lb S=$ls V=$lv tile $lt group $lg ws ${lw:--} tma ${lm:--}"
         if [ "$lg" = 0 ]; then unset SPLADE_LMHEAD_GROUP; else export SPLADE_LMHEAD_GROUP=$lg; fi
         if [ "$lt" = auto ]; then unset SPLADE_LMHEAD_WGMMA_TILE; else export SPLADE_LMHEAD_WGMMA_TILE=$lt; fi
         if [ "${lw:--}" = - ]; then unset SPLADE_LMHEAD_WS; else export SPLADE_LMHEAD_WS=$lw; fi
+        if [ "${lm:--}" = - ]; then unset SPLADE_LMHEAD_TMA; else export SPLADE_LMHEAD_TMA=$lm; fi
         timeout 60 "$BUILD/splade-index" bench-lmhead --B $lb --S $ls --V $lv \
-            2>&1 | grep -E ' fused ' | sed "s/^/lab B=$lb S=$ls tile=$lt group=$lg ws=${lw:--}: /" | tee -a "$OUT/bench_lmhead.txt"
-        unset SPLADE_LMHEAD_GROUP SPLADE_LMHEAD_WGMMA_TILE SPLADE_LMHEAD_WS
+            2>&1 | grep -E ' fused ' | sed "s/^/lab B=$lb S=$ls tile=$lt group=$lg ws=${lw:--} tma=${lm:--}: /" | tee -a "$OUT/bench_lmhead.txt"
+        unset SPLADE_LMHEAD_GROUP SPLADE_LMHEAD_WGMMA_TILE SPLADE_LMHEAD_WS SPLADE_LMHEAD_TMA
     done
 fi
 
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
     # one profiled launch of the fused kernel at B=32 S=256 V=30522: is it the L2 or the tensor pipe?
     say "ncu: fused kernel, B=32 S=256 V=30522"
-    timeout 120 ncu --kernel-name regex:lmhead_wgmma --launch-skip 3 --launch-count 1 --section SpeedOfLight \
+    timeout 120 ncu --kernel-name regex:lmhead_ --launch-skip 3 --launch-count 1 --section SpeedOfLight \
         --metrics lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,gpu__time_duration.sum \
         "$BUILD/splade-index" bench-lmhead --B 32 --S 256 --V 30522 >"$OUT/.ncu" 2>&1 || say "  ncu failed"
     grep -vE '^(B |32 )' "$OUT/.ncu" | grep -E 'lts__|dram__|sm__|smsp__|gpu__time|Throughput|Duration|==PROF==|Error' \
@@ -242,17 +244,17 @@ def ratio(a, b):
     return "-" if a is None or b is None else f"{a / b:.2f}x"
 print(f"LM head, {b['device']}, commit {commit}, median ms (same run); ratios = other / fused")
 print()
-print("| B | S | V | fused | fused mma.sync | naive (ours) | cuBLAS GEMM | cuBLAS GEMM V pad128 | torch eager | torch.compile | fused TFLOP/s | naive/fused | eager/fused | compile/fused | cuBLAS/fused | fused peak MiB | eager peak MiB |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| B | S | V | fused | fused v5 (cp.async) | fused mma.sync | naive (ours) | cuBLAS GEMM | cuBLAS GEMM V pad128 | torch eager | torch.compile | fused TFLOP/s | naive/fused | eager/fused | compile/fused | cuBLAS/fused | fused peak MiB | eager peak MiB |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (B, S, V) in shapes:
-    fu = ms(ours, (B, S, V, "fused")); mm = ms(ours, (B, S, V, "fused_mma_sync"))
+    fu = ms(ours, (B, S, V, "fused")); mm = ms(ours, (B, S, V, "fused_mma_sync")); v5 = ms(ours, (B, S, V, "fused_v5"))
     nv = ms(ours, (B, S, V, "naive")); g = ms(ours, (B, S, V, "cublas_gemm"))
     gp = ms(ours, (B, S, V, "cublas_gemm_vpad128"))
     te = ms(peer, (B, S, V, "naive_eager")); tc = ms(peer, (B, S, V, "torch_compile"))
     tf = ours.get((B, S, V, "fused"), {}).get("tflops")
     fpk = ours.get((B, S, V, "fused"), {}).get("peak_mib")
     epk = peer.get((B, S, V, "naive_eager"), {}).get("peak_mib")
-    print(f"| {B} | {S} | {V} | {f(fu)} | {f(mm)} | {f(nv)} | {f(g)} | {f(gp)} | {f(te)} | {f(tc)} | {f(tf, 0)} | "
+    print(f"| {B} | {S} | {V} | {f(fu)} | {f(v5)} | {f(mm)} | {f(nv)} | {f(g)} | {f(gp)} | {f(te)} | {f(tc)} | {f(tf, 0)} | "
           f"{ratio(nv, fu)} | {ratio(te, fu)} | {ratio(tc, fu)} | {ratio(g, fu)} | {f(fpk, 1)} | {epk if epk is not None else '-'} |")
 PY
 python3 - "$OUT" "$COMMIT" <<'PY' | tee -a "$OUT/summary.md"

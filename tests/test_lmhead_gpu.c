@@ -36,7 +36,8 @@
 typedef struct {
     const char *name;
     int B, S, D, V;
-    int packed;    /* sequences back to back with garbage rows between them */
+    int packed;    /* sequences back to back with garbage rows between them (2: and none after the last,
+                    * so a tile of the last sequence reaches past the end of H) */
     int pad_kind;  /* 0: NaN padding rows, 1: huge (+-1e30) */
     int lens_mode; /* 0: all S, 1: random in [2, S], 2: explicit list */
     int lens[8];
@@ -58,6 +59,8 @@ static const tcase cases[] = {
     {"B16 S200 D768 V30522 group 5 (sampled cols)", 16, 200, 768, 30522, 0, 0, 1, {0}, 61, 0, 5},
     {"B40 S128 D768 V30522 group 7 (sampled cols)", 40, 128, 768, 30522, 0, 1, 1, {0}, 97, 0, 7},
     {"B7 S33 D128 V1000 group 2", 7, 33, 128, 1000, 0, 0, 1, {0}, 1, 1, 2},
+    {"packed to the end B3 D200 V1000 lens 260,5,300", 3, 300, 200, 1000, 2, 1, 2, {260, 5, 300}, 1, 1, 0},
+    {"B2 S20 D40 V1000 (D < 64)", 2, 20, 40, 1000, 0, 0, 0, {0}, 1, 1, 0},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 
@@ -196,7 +199,7 @@ static void run_case(const tcase *tc)
             rows = (b + 1) * S;
         }
     }
-    if (tc->packed)
+    if (tc->packed == 1)
         rows += 3;
     /* inputs: valid rows N(0,1); padding rows NaN or huge; W scaled so logits ~ N(0, 0.3^2) */
     uint16_t *H = malloc(sizeof(uint16_t) * (size_t)rows * D);
@@ -239,7 +242,7 @@ static void run_case(const tcase *tc)
     CK(cudaMemcpy(dbias, bias, sizeof(float) * V, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dstart, starts, sizeof(int32_t) * B, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dlen, lens, sizeof(int32_t) * B, cudaMemcpyHostToDevice));
-    splade_lmhead_args a = {dH, dstart, dlen, B, max_len, D, V, dW, dbias, dout};
+    splade_lmhead_args a = {dH, dstart, dlen, B, max_len, D, V, dW, dbias, dout, rows};
     const size_t ws_bytes = splade_lmhead_workspace_bytes(SPLADE_LMHEAD_NAIVE, &a);
     CK(cudaMalloc(&dws, ws_bytes));
     float *out = malloc(sizeof(float) * (size_t)B * V);
@@ -252,19 +255,21 @@ static void run_case(const tcase *tc)
         setenv("SPLADE_LMHEAD_GROUP", gbuf, 1);
     else
         unsetenv("SPLADE_LMHEAD_GROUP");
-    /* runs: fused auto, mma.sync, each wgmma tile (forced through the planner's env knob) with the
-     * warp-specialised kernel (SPLADE_LMHEAD_WS=1: tiles 128x256, 256x128; producer warpgroup +
-     * mbarriers) and with v5 (SPLADE_LMHEAD_WS=0, all tiles), the producer's lag 1 once, naive */
-    enum { NRUN = 11, NAIVE = NRUN - 1 };
-    const char *names[NRUN] = {"ws auto", "fused(mma.sync)", "ws 128x256", "wgmma 192x256", "ws 256x128",
-                               "wgmma 192x256p2", "v5 auto (default)", "v5 128x256", "v5 256x128", "ws 128x256 lag1",
-                               "naive"};
-    const char *tiles[NRUN] = {NULL, NULL, "128x256", "192x256", "256x128", "192x256p2", NULL, "128x256",
-                               "256x128", "128x256", NULL};
-    const char *wsv[NRUN] = {"1", "1", "1", "1", "1", "1", "0", "0", "0", "1", "1"};
+    /* runs: fused auto (the TMA kernel v7 where available), mma.sync, each wgmma tile forced through
+     * the planner's env knob: TMA (SPLADE_LMHEAD_TMA=1: 128x256, 256x128), v5 (TMA off: every tile;
+     * "v5 auto" withholds H's extent, H_rows = 0, which must fall back to v5), the warp-specialised
+     * v6 (SPLADE_LMHEAD_WS=1, once with the producer's lag 1), naive */
+    enum { NRUN = 12, NAIVE = NRUN - 1 };
+    const char *names[NRUN] = {"auto (default)", "fused(mma.sync)", "tma 128x256", "tma 256x128", "v5 auto H_rows=0",
+                               "v5 128x256", "wgmma 192x256", "v5 256x128", "wgmma 192x256p2", "ws 128x256",
+                               "ws 256x128 lag1", "naive"};
+    const char *tiles[NRUN] = {NULL, NULL, "128x256", "256x128", NULL, "128x256", "192x256", "256x128", "192x256p2",
+                               "128x256", "256x128", NULL};
+    const char *tmav[NRUN] = {"1", "1", "1", "1", "1", "0", "0", "0", "0", "0", "0", "1"};
+    const char *wsv[NRUN] = {"0", "0", "0", "0", "0", "0", "0", "0", "0", "1", "1", "0"};
     for (int k = 0; k < NRUN; k++) {
         splade_lmhead_plan pl = {0};
-        const splade_fused_path path = k == 0 || k == 6 ? SPLADE_FUSED_AUTO
+        const splade_fused_path path = k == 0 || k == 4 ? SPLADE_FUSED_AUTO
                                        : k == 1         ? SPLADE_FUSED_MMA_SYNC
                                                         : SPLADE_FUSED_WGMMA;
         if (tiles[k])
@@ -272,7 +277,9 @@ static void run_case(const tcase *tc)
         else
             unsetenv("SPLADE_LMHEAD_WGMMA_TILE");
         setenv("SPLADE_LMHEAD_WS", wsv[k], 1);
-        setenv("SPLADE_LMHEAD_WS_LAG", k == 9 ? "1" : "2", 1);
+        setenv("SPLADE_LMHEAD_TMA", tmav[k], 1);
+        setenv("SPLADE_LMHEAD_WS_LAG", k == 10 ? "1" : "2", 1);
+        a.H_rows = k == 4 ? 0 : rows;
         if (k < NAIVE) {
             int st = splade_lmhead_fused_plan(path, &a, &pl);
             if (k >= 2 && st == SPLADE_ERR_UNSUPPORTED) {
@@ -317,8 +324,14 @@ static void run_case(const tcase *tc)
                       "mismatch %zu unwritten %zu\n",
                       names[k], pl.bm, pl.bn, pl.nsplit, rel, maxerr, nz, nz_mismatch, unwritten);
         if (k < NAIVE)
-            print_message("    [lmhead_gpu]   %-16s (raster group %d, %d units, grid %d)\n", "", pl.group, pl.units,
-                          pl.grid);
+            print_message("    [lmhead_gpu]   %-16s (kernel %s, raster group %d, %d units, grid %d)\n", "",
+                          pl.path != SPLADE_FUSED_WGMMA ? "mma.sync" : pl.tile >= 4 ? "tma" : "wgmma", pl.group,
+                          pl.units, pl.grid);
+        /* the default on a Hopper build must be the TMA kernel when H's extent is known, and never without it */
+        if (k == 0 && pl.path == SPLADE_FUSED_WGMMA && D >= 64 && pl.tile < 4)
+            fail_msg("auto: wgmma path chose tile %d, not the TMA kernel", pl.tile);
+        if (k == 4 && pl.tile >= 4)
+            fail_msg("H_rows = 0 must not pick the TMA kernel (tile %d)", pl.tile);
         if (unwritten || negative)
             fail_msg("%s: %zu outputs not written (NaN poison left), %zu negative", names[k], unwritten, negative);
         if (!(rel <= tol))
@@ -329,6 +342,7 @@ static void run_case(const tcase *tc)
     unsetenv("SPLADE_LMHEAD_WGMMA_TILE");
     unsetenv("SPLADE_LMHEAD_GROUP");
     unsetenv("SPLADE_LMHEAD_WS");
+    unsetenv("SPLADE_LMHEAD_TMA");
     unsetenv("SPLADE_LMHEAD_WS_LAG");
     CK(cudaFree(dH));
     CK(cudaFree(dW));
@@ -367,7 +381,7 @@ static void test_bad_args(void **state)
     static uint16_t dummy[64] __attribute__((aligned(16)));
     static int32_t di[2];
     static float df[4];
-    a = (splade_lmhead_args){dummy, di, di, 1, 1, 100, 4, dummy, df, df};
+    a = (splade_lmhead_args){dummy, di, di, 1, 1, 100, 4, dummy, df, df, 1};
     assert_int_equal(splade_lmhead_gpu(SPLADE_LMHEAD_FUSED, &a, NULL, 0, NULL, NULL), SPLADE_ERR_UNSUPPORTED);
     a.D = 64;
     assert_int_equal(splade_lmhead_gpu(SPLADE_LMHEAD_NAIVE, &a, NULL, 0, NULL, NULL), SPLADE_ERR_INVALID_ARG);

@@ -31,6 +31,9 @@ typedef struct {
     const void *W;
     const float *bias;
     float *out;
+    /* Rows of the H allocation (>= every seq_start + seq_len). 0 = unknown: then the TMA kernel
+     * (whose tensor map must know H's extent) is not used and the fused head falls back to v5. */
+    int32_t H_rows;
 } splade_lmhead_args;
 
 size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a);

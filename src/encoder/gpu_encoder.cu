@@ -737,6 +737,7 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         TRY(ensure_out(g, (size_t)B * g->V));
         a.out = g->out_d;
         TRY(ensure_head_ws(g, splade_lmhead_workspace_bytes(g->head, &a)));
+        a.H_rows = (int32_t)bt.T; /* the packed tokens: the TMA head's tensor map extent */
         TRY(prof_begin(g, SPLADE_GPU_PROF_HEAD));
         TRY(splade_lmhead_gpu(g->head, &a, g->head_ws, g->head_ws_bytes, g->cublas, g->stream));
         TRY(prof_end(g));

@@ -1,17 +1,22 @@
 /* The SPLADE LM head on the GPU: dispatch, planning, and the fused kernels' launch.
- * Kernels: lmhead_mma.cuh (mma.sync, sm_80+) and lmhead_wgmma.cuh (wgmma, sm_90a).
+ * Kernels: lmhead_mma.cuh (mma.sync, sm_80+), lmhead_tma.cuh (v7: TMA + wgmma, sm_90a, the
+ * default on Hopper when H's extent is known), lmhead_wgmma.cuh (v5: cp.async + wgmma) and
+ * lmhead_ws.cuh (v6, selectable).
  * Design notes and measurements: docs/LMHEAD.md. */
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
+#include <cuda.h>
+#include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 #include <cuda_runtime.h>
 
 #include "gpu/cuda_check.h"
 #include "lmhead_fused/lmhead_common.cuh"
 #include "lmhead_fused/lmhead_internal.cuh"
 #include "lmhead_fused/lmhead_mma.cuh"
+#include "lmhead_fused/lmhead_tma.cuh"
 #include "lmhead_fused/lmhead_wgmma.cuh"
 #include "lmhead_fused/lmhead_ws.cuh"
 #include "splade.h"
@@ -38,10 +43,97 @@ namespace {
 
 struct DevInfo {
     int ready, sms, major, wgmma, mma_blocks, l2;
+    int tma; /* the TMA kernel can run: wgmma code present and cuTensorMapEncodeTiled found */
 };
 
 /* The wgmma tiles (vocabulary rows x hidden rows) and their kernels. */
-enum WgTile { WG_128x256 = 0, WG_192x256 = 1, WG_256x128 = 2, WG_192x256_PACK2 = 3 };
+enum WgTile { WG_128x256 = 0, WG_192x256 = 1, WG_256x128 = 2, WG_192x256_PACK2 = 3, TMA_128x256 = 4, TMA_256x128 = 5 };
+
+/* The driver's tensor-map encoder, fetched through the runtime so that no -lcuda is needed. */
+PFN_cuTensorMapEncodeTiled_v12000 g_encode_tiled = nullptr;
+
+int find_encoder()
+{
+    if (g_encode_tiled)
+        return 1;
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !fn) {
+        cudaGetLastError();
+        return 0;
+    }
+    g_encode_tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    return 1;
+}
+
+/* A [rows, cols] bf16 row-major matrix as a 2-D tensor map with boxes of 64 columns x box_rows,
+ * 128B-swizzled (the layout the wgmma descriptors read); out-of-range elements read as zero. */
+int encode_map(CUtensorMap *m, const void *base, int64_t rows, int64_t cols, int box_rows)
+{
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)cols * 2};
+    cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
+    cuuint32_t estr[2] = {1, 1};
+    CUresult r = g_encode_tiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(base), dims, strides, box,
+                                estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return splade_fail(SPLADE_ERR_CUDA, "lmhead: cuTensorMapEncodeTiled failed (CUresult %d) for a %lld x %lld "
+                           "matrix, box 64 x %d", (int)r, (long long)rows, (long long)cols, box_rows);
+    return SPLADE_OK;
+}
+
+template <int WGM, int BN> int tma_set_smem()
+{
+    CUDA_TRY(cudaFuncSetAttribute(lmhead_tma_kernel<WGM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  TmaCfg<WGM, BN>::SMEM));
+    return SPLADE_OK;
+}
+
+/* The last tensor map built per (matrix role, tile), per host thread: W, and H in a loop over
+ * batches of one size, repeat their (base, rows, cols, box), and an encode costs microseconds. */
+struct MapCache {
+    const void *base = nullptr;
+    int64_t rows = 0, cols = 0;
+    int box = 0;
+    CUtensorMap map;
+};
+
+int cached_map(MapCache &c, const void *base, int64_t rows, int64_t cols, int box_rows, const CUtensorMap **out)
+{
+    if (c.base != base || c.rows != rows || c.cols != cols || c.box != box_rows) {
+        c.base = nullptr;
+        int st = encode_map(&c.map, base, rows, cols, box_rows);
+        if (st)
+            return st;
+        c.base = base;
+        c.rows = rows;
+        c.cols = cols;
+        c.box = box_rows;
+    }
+    *out = &c.map;
+    return SPLADE_OK;
+}
+
+template <int WGM, int BN> int tma_launch(int grid, const Problem &pr, int32_t H_rows, cudaStream_t stream)
+{
+    using C = TmaCfg<WGM, BN>;
+    static thread_local MapCache cw, ch;
+    const CUtensorMap *mw, *mh;
+    int st;
+    if ((st = cached_map(cw, pr.W, pr.V, pr.D, C::BM, &mw)) || (st = cached_map(ch, pr.H, H_rows, pr.D, BN, &mh)))
+        return st;
+    lmhead_tma_kernel<WGM, BN><<<grid, C::THREADS, C::SMEM, stream>>>(*mw, *mh, pr);
+    return SPLADE_OK;
+}
+
+/* SPLADE_LMHEAD_TMA=0 turns the TMA kernel (v7) off: v5 / v6 as before. */
+int tma_choice()
+{
+    const char *e = getenv("SPLADE_LMHEAD_TMA");
+    return e && *e ? atoi(e) != 0 : 1;
+}
 template <int NWG, int WGM, int BN, bool PACK2 = false> int wg_set_smem()
 {
     CUDA_TRY(cudaFuncSetAttribute(lmhead_wgmma_kernel<NWG, WGM, BN, PACK2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -116,7 +208,10 @@ int dev_info(DevInfo **out)
             t.mma_blocks = 1;
         CUDA_TRY(cudaDeviceGetAttribute(&t.l2, cudaDevAttrL2CacheSize, dev));
         if (t.wgmma) {
+            t.tma = find_encoder();
             int st;
+            if (t.tma && ((st = tma_set_smem<1, 256>()) || (st = tma_set_smem<2, 128>())))
+                return st;
             if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()) ||
                 (st = wg_set_smem<3, 1, 256, true>()) || (st = ws_set_smem<2, 1, 256>()) ||
                 (st = ws_set_smem<2, 2, 128>()))
@@ -152,25 +247,31 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
          * <= 128 tokens go two to a 256-row tile (PACK2: a segmented max over the halves).
          * SPLADE_LMHEAD_WGMMA_TILE=128x256|192x256|256x128|192x256p2 overrides (benchmarks). */
         const int L = a->max_len > 0 ? a->max_len : 1;
+        /* v7 (TMA) needs H's extent for its tensor map and at least one 64-column box of D */
+        const int tma = di->tma && tma_choice() && a->H_rows > 0 && a->D >= 64;
         /* warp-specialised (SPLADE_LMHEAD_WS): its tiles are the two-consumer-warpgroup ones */
-        if (ws_choice())
+        /* v7: 256x128 measured faster than 128x256 at every benchmark shape (S = 128 .. 512,
+         * V = 30522 and 250002; bench/results/lmhead-2026-11-22.md), so it is the only default */
+        if (tma)
+            tile = TMA_256x128;
+        else if (ws_choice())
             tile = L <= 128 ? WG_256x128 : WG_128x256;
         else
             tile = L <= 128 ? WG_192x256_PACK2 : WG_192x256;
         const char *env = getenv("SPLADE_LMHEAD_WGMMA_TILE");
         if (env && !strcmp(env, "128x256"))
-            tile = WG_128x256;
+            tile = tma ? TMA_128x256 : WG_128x256;
         else if (env && !strcmp(env, "192x256"))
             tile = WG_192x256;
         else if (env && !strcmp(env, "256x128"))
-            tile = WG_256x128;
+            tile = tma ? TMA_256x128 : WG_256x128;
         else if (env && !strcmp(env, "192x256p2")) {
             if (L > 128)
                 return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: tile 192x256p2 needs max_len <= 128");
             tile = WG_192x256_PACK2;
         }
-        bm = tile == WG_128x256 ? 128 : tile == WG_256x128 ? 256 : 192;
-        bn = tile == WG_256x128 ? 128 : 256;
+        bm = (tile == WG_128x256 || tile == TMA_128x256) ? 128 : (tile == WG_256x128 || tile == TMA_256x128) ? 256 : 192;
+        bn = (tile == WG_256x128 || tile == TMA_256x128) ? 128 : 256;
         slots = di->sms;
     } else {
         bm = MMA_BM;
@@ -251,7 +352,12 @@ int fused_run(splade_fused_path want, const splade_lmhead_args *a, cudaStream_t 
         CUDA_TRY(cudaMemsetAsync(a->out, 0, sizeof(float) * (size_t)a->B * a->V, stream));
     if (pl.path == SPLADE_FUSED_WGMMA) {
         const int ws = ws_choice();
-        if (pl.tile == WG_128x256)
+        if (pl.tile == TMA_128x256 || pl.tile == TMA_256x128) {
+            st = pl.tile == TMA_128x256 ? tma_launch<1, 256>(pl.grid, pr, a->H_rows, stream)
+                                        : tma_launch<2, 128>(pl.grid, pr, a->H_rows, stream);
+            if (st)
+                return st;
+        } else if (pl.tile == WG_128x256)
             wg_launch<2, 1, 256>(pl.grid, pr, stream, ws);
         else if (pl.tile == WG_192x256)
             wg_launch<3, 1, 256>(pl.grid, pr, stream, ws);
