@@ -44,7 +44,8 @@ int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void
 /* ---- Additions (fused-kernel selection and introspection; benchmarks and tests). ---- */
 
 /* Which fused kernel runs. AUTO: wgmma (sm_90a code, Hopper) when the device and the build
- * have it, else mma.sync (sm_80+). Forcing WGMMA where it is unavailable fails with
+ * have it — the TMA-fed kernel (v7) when H_rows is set and D >= 64, else the cp.async one (v5) —
+ * and mma.sync (sm_80+) otherwise. Forcing WGMMA where it is unavailable fails with
  * SPLADE_ERR_UNSUPPORTED. */
 typedef enum { SPLADE_FUSED_AUTO = 0, SPLADE_FUSED_MMA_SYNC = 1, SPLADE_FUSED_WGMMA = 2 } splade_fused_path;
 
@@ -55,7 +56,7 @@ typedef struct {
     int32_t nsplit;         /* slices per sequence (> 1: output zeroed, then atomicMax) */
     int32_t units, grid;    /* work units, persistent blocks */
     int32_t launches;       /* kernel launches + memsets per call */
-    int32_t tile;           /* internal tile id (-1: mma.sync) */
+    int32_t tile;           /* internal tile id (-1: mma.sync; 4, 5: the TMA kernel's 128x256, 256x128) */
     int32_t group;          /* sequences per raster group */
 } splade_lmhead_plan;
 
