@@ -26,7 +26,8 @@
 #   tar czf .gpu/lm-sysroot.tar.gz -C sr usr
 #
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 240; the peer's
-# encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_LAB=1 (kernel_lab
+# encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
+# CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_LAB=1 (kernel_lab
 # tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs:
 # PREBUILT=dir (carried binaries dir/splade-index, dir/tests/test_lmhead_gpu built here: no build when
 # they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
@@ -211,6 +212,19 @@ if [ "${SKIP_REFERENCE:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d 
     [ -f "$OUT/reference.json" ] && python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=1)[:1500])" "$OUT/reference.json"
 fi
 
+if [ "${SKIP_AGREEMENT:-0}" != 1 ]; then
+    # issue 3: splade-tiny vectors on the GPU (bf16 default, fp32 mode) against the CPU's, every
+    # SciFact document (.gpu/scifact/corpus.jsonl); the table goes to agreement.txt and the summary
+    say "GPU vs CPU vectors, all SciFact documents: bench_gpu_agreement ${AGREEMENT_ARGS:-}"
+    [ $PRE_OK = 1 ] || mk "$BUILD/bench/bench_gpu_agreement" >>"$LOG" 2>&1 || say "  build of bench_gpu_agreement FAILED"
+    if [ -x "$BUILD/bench/bench_gpu_agreement" ]; then
+        # shellcheck disable=SC2086
+        timeout 300 "$BUILD/bench/bench_gpu_agreement" ${AGREEMENT_ARGS:-} >"$OUT/agreement.txt" 2>&1; arc=$?
+        [ $arc -eq 0 ] || { say "  bench_gpu_agreement FAILED (rc $arc)"; rc=1; }
+        cat "$OUT/agreement.txt"
+    fi
+fi
+
 say "summary"
 python3 - "$OUT" "$COMMIT" <<'PY' | tee "$OUT/summary.md"
 import json, os, sys
@@ -306,6 +320,10 @@ if docs:
 if mem:
     print("\n" + mem)
 PY
+if [ -s "$OUT/agreement.txt" ]; then  # bench_gpu_agreement's table, last
+    { echo; echo "GPU vs CPU vectors (splade-tiny, bench_gpu_agreement), commit $COMMIT"; echo;
+      grep -E '^\||^CPU:' "$OUT/agreement.txt"; } | tee -a "$OUT/summary.md"
+fi
 # At most 8 files come back from $OUT: everything goes into one archive, and the few files that
 # bench/results/ quotes stay beside it.
 ( cd "$OUT" && tar czf /tmp/gpu-results.tar.gz --exclude=gpu_sh.log . ; mv /tmp/gpu-results.tar.gz . ;

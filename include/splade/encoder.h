@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "splade/gpu.h"
 #include "splade/lmhead.h"
 #include "splade/model.h"
 #include "splade/sparse.h"
@@ -28,6 +29,8 @@ typedef struct {
     int32_t max_batch_tokens;    /* memory cap: a batch over this many tokens is treated as out of
                                     memory and split (as a real GPU OOM is); <= 0: no cap, but
                                     $SPLADE_MAX_BATCH_TOKENS is read when set */
+    splade_precision precision;  /* GPU numeric format: BF16 (default, fast) or FP32 (reproduces
+                                    the CPU vectors); the CPU always computes in fp32 */
 } splade_encoder_opts;
 
 typedef struct splade_encoder splade_encoder;
@@ -54,6 +57,9 @@ int32_t splade_encoder_max_length(const splade_encoder *e);
 
 /* "auto" (or NULL), "cpu", "cuda"/"gpu" -> device; SPLADE_ERR_INVALID_ARG otherwise (the --device flag). */
 int splade_parse_device(const char *s, splade_device *d);
+
+/* "bf16" (or NULL), "fp32" -> precision; SPLADE_ERR_INVALID_ARG otherwise (the --precision flag). */
+int splade_parse_precision(const char *s, splade_precision *p);
 
 /* The device actually in use (CPU or CUDA after AUTO resolved). */
 splade_device splade_encoder_device(const splade_encoder *e);

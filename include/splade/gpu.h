@@ -19,8 +19,23 @@ int splade_gpu_probe(char *name, size_t name_len);
 
 typedef struct splade_gpu_encoder splade_gpu_encoder;
 
-/* Uploads the model once (bf16 weights). */
+/* Numeric format of the GPU encoder. BF16 (default): bf16 weights and activations, fp32
+ * accumulation and normalisation, tensor cores (fast; vectors within ~1e-2 rel-L2 of the CPU's).
+ * FP32: fp32 weights and activations, fp32 GEMMs without TF32, SIMT attention and LM head,
+ * exact-erf GELU: reproduces the fp32 CPU forward (rel-L2 ~1e-6), at a fraction of the speed.
+ * The CPU forward is always fp32. docs/GPU_ENCODER.md ("Precision"). */
+typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_precision;
+
+/* Uploads the model once (bf16 weights): splade_gpu_encoder_create_ex(m, head, BF16, out). */
 int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out);
+
+/* Uploads the model once in the given precision. In FP32 the LM head is always the fp32 fused
+ * SIMT kernel (splade_lmhead_gpu_fp32); `head` is validated but selects nothing. */
+int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+                                 splade_gpu_encoder **out);
+
+/* The precision the encoder was created with (BF16 for NULL). */
+splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g);
 
 /* Encodes B token sequences packed back to back: sequence b is
  * ids[offsets[b] .. offsets[b+1]). out_dense [B, V] fp32 host memory. */

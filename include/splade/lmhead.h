@@ -65,6 +65,13 @@ int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a
 /* The fused head with an explicit kernel choice; needs no workspace. */
 int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream);
 
+/* The fp32 head (src/lmhead_fused/lmhead_fp32.cu): same arguments, but H is fp32 [rows, D] and
+ * W fp32 [V, D] (both 16-byte aligned, D % 4 == 0); bias fp32 [V] (required). A fused SIMT kernel
+ * with fp32 FMAs (no tensor cores, no TF32): the max over positions stays in registers, bias
+ * after the max, then relu and log1p, as splade_lmhead_cpu; no [S, V] buffer, no workspace.
+ * Sequences with seq_len <= 0 give zeros. */
+int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

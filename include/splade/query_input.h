@@ -13,6 +13,7 @@ extern "C" {
 typedef struct {
     const char *model;   /* override of the model folder/name the index records; NULL: the index's */
     const char *device;  /* "auto", "cpu" (default for queries), "cuda" */
+    const char *precision; /* GPU number format: "bf16" (default) or "fp32"; NULL: bf16 */
     int threads;         /* encoder CPU threads; <= 0: default */
 } splade_query_encode_opts;
 

@@ -12,17 +12,18 @@
 
 static const char usage_text[] =
     "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda]\n"
-    "                          [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
+    "                          [--precision bf16|fp32] [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
     "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid]\n"
     "\n"
     "Encodes every document of CORPUS.jsonl ({\"_id\",\"title\",\"text\"} or {\"id\",\"contents\"}) and\n"
     "writes the index to DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). --vectors indexes\n"
     "precomputed vectors ({\"id\",\"vector\":{token:weight}}) with no model. The previous index in DIR\n"
     "is replaced atomically once the new one is complete and verified. --threads N: threads for encoding\n"
-    "and inversion (default: all cores); the index does not depend on it.\n";
+    "and inversion (default: all cores); the index does not depend on it. --precision: the GPU's number\n"
+    "format, bf16 (default, fast) or fp32 (the CPU's vectors); the CPU always computes in fp32.\n";
 
 typedef struct {
-    const char *corpus, *out, *model, *vectors, *device;
+    const char *corpus, *out, *model, *vectors, *device, *precision;
     int batch, max_length, threads, quiet, skip_invalid;
 } build_opts;
 
@@ -33,7 +34,8 @@ static int parse(int argc, char **argv, build_opts *o)
         {"device", required_argument, 0, 'd'}, {"batch", required_argument, 0, 'b'},
         {"max-length", required_argument, 0, 'L'}, {"threads", required_argument, 0, 't'},
         {"quiet", no_argument, 0, 'q'}, {"skip-invalid", no_argument, 0, 's'},
-        {"vectors", required_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"vectors", required_argument, 0, 'V'}, {"precision", required_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1;) {
@@ -47,6 +49,7 @@ static int parse(int argc, char **argv, build_opts *o)
         case 'q': o->quiet = 1; break;
         case 's': o->skip_invalid = 1; break;
         case 'V': o->vectors = optarg; break;
+        case 'P': o->precision = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -55,6 +58,11 @@ static int parse(int argc, char **argv, build_opts *o)
         o->corpus = argv[optind++];
     if (optind < argc || (!o->corpus == !o->vectors)) {
         fprintf(stderr, "splade-index build: give either CORPUS.jsonl or --vectors FILE\n%s", usage_text);
+        return 2;
+    }
+    splade_precision p;
+    if (splade_parse_precision(o->precision, &p)) {
+        fprintf(stderr, "splade-index build: %s\n", splade_error_detail());
         return 2;
     }
     return -1; /* go on */
@@ -82,6 +90,8 @@ static int build_from_corpus(const build_opts *o, splade_ingest_opts *io, splade
     splade_encoder_opts eo = {.threads = o->threads, .max_length = o->max_length, .batch_size = o->batch,
                               .quiet = o->quiet};
     int rc = splade_parse_device(o->device, &eo.device);
+    if (rc == 0)
+        rc = splade_parse_precision(o->precision, &eo.precision);
     if (rc == 0)
         rc = splade_model_resolve(o->model, dir, sizeof dir);
     if (rc == 0)

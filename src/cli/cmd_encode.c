@@ -13,19 +13,21 @@
 
 static const char usage_text[] =
     "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda] [--threads N]\n"
-    "                           [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
+    "                           [--precision bf16|fp32] [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
     "                           (TEXT... | --input FILE.jsonl)\n"
     "\n"
     "Prints one JSON line per text: {\"id\": ..., \"vector\": {\"token\": weight, ...}}. TEXT arguments\n"
     "get ids \"0\", \"1\", ...; --input reads BEIR ({\"_id\",\"title\",\"text\"}) or Anserini\n"
     "({\"id\",\"contents\"}) JSONL (\"-\": standard input). Model: --model, else $SPLADE_MODEL, else\n"
     "~/.cache/splade-index/" SPLADE_DEFAULT_MODEL ", else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`).\n"
-    "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n";
+    "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n"
+    "--precision: the GPU's number format, bf16 (default, fast) or fp32 (the same vectors as the CPU,\n"
+    "which always computes in fp32).\n";
 
 enum { CHUNK = 256 }; /* texts handed to the encoder at once: bounds memory on big corpora */
 
 typedef struct {
-    const char *model, *input, *device;
+    const char *model, *input, *device, *precision;
     splade_encoder_opts eo;
     char **texts;
     int n_texts;
@@ -38,7 +40,8 @@ static int parse(int argc, char **argv, encode_opts *o)
         {"threads", required_argument, 0, 't'}, {"max-length", required_argument, 0, 'L'},
         {"batch", required_argument, 0, 'b'}, {"top-k", required_argument, 0, 'k'},
         {"threshold", required_argument, 0, 'T'}, {"quiet", no_argument, 0, 'q'},
-        {"input", required_argument, 0, 'i'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"input", required_argument, 0, 'i'}, {"precision", required_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "m:i:qh", longs, NULL)) != -1;) {
@@ -52,6 +55,7 @@ static int parse(int argc, char **argv, encode_opts *o)
         case 'T': o->eo.threshold = strtof(optarg, NULL); break;
         case 'q': o->eo.quiet = 1; break;
         case 'i': o->input = optarg; break;
+        case 'P': o->precision = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -60,6 +64,10 @@ static int parse(int argc, char **argv, encode_opts *o)
     o->n_texts = argc - optind;
     if (splade_parse_device(o->device, &o->eo.device)) {
         fprintf(stderr, "splade-index encode: --device must be auto, cpu or cuda\n");
+        return 2;
+    }
+    if (splade_parse_precision(o->precision, &o->eo.precision)) {
+        fprintf(stderr, "splade-index encode: %s\n", splade_error_detail());
         return 2;
     }
     if (!o->n_texts == !o->input) {

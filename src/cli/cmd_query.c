@@ -8,19 +8,22 @@
 
 #include "cli/commands.h"
 #include "splade.h"
+#include "splade/encoder.h"
 #include "splade/index.h"
 #include "splade/query.h"
 #include "splade/query_input.h"
 
 static const char usage_text[] =
     "usage: splade-index query \"TEXT\" [-i DIR] [-k 10] [--json] [--device auto|cpu|cuda] [--model DIR|NAME]\n"
+    "                          [--precision bf16|fp32]\n"
     "       splade-index query --queries QUERIES.jsonl --output RUN.trec [-i DIR] [-k 1000] [--threads N]\n"
     "       splade-index query --vector-queries QVECTORS.jsonl --output RUN.trec [-i DIR] [-k 1000]\n"
     "\n"
     "Searches the index in DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). Text is encoded\n"
     "with the model the index was built with (an index of another model is refused). Batch output is\n"
     "TREC: qid Q0 docid rank score tag. --algo bmp|wmaxscore|bmm|maxscore|taat picks the top-k method\n"
-    "(all exact and equal; default bmp, the fastest measured: bench/results/).\n";
+    "(all exact and equal; default bmp, the fastest measured: bench/results/). --precision: the GPU's\n"
+    "number format when --device puts the encoder there, bf16 (default) or fp32 (the CPU's vectors).\n";
 
 typedef struct {
     const char *text, *index, *queries, *vqueries, *output, *tag;
@@ -47,6 +50,7 @@ static int parse(int argc, char **argv, query_opts *o)
         {"model", required_argument, 0, 'm'}, {"queries", required_argument, 0, 'Q'},
         {"vector-queries", required_argument, 0, 'V'}, {"output", required_argument, 0, 'o'},
         {"threads", required_argument, 0, 't'}, {"algo", required_argument, 0, 'a'}, {"tag", required_argument, 0, 'T'},
+        {"precision", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->k = -1;
@@ -65,6 +69,7 @@ static int parse(int argc, char **argv, query_opts *o)
         case 'o': o->output = optarg; break;
         case 't': o->threads = atoi(optarg); break;
         case 'T': o->tag = optarg; break;
+        case 'P': o->enc.precision = optarg; break;
         case 'a':
             if (parse_algo(optarg, &o->algo) == 0)
                 break;
@@ -78,6 +83,11 @@ static int parse(int argc, char **argv, query_opts *o)
     int inputs = !!o->text + !!o->queries + !!o->vqueries;
     if (optind < argc || inputs != 1 || (o->text && o->output)) {
         fprintf(stderr, "splade-index query: give one of \"TEXT\", --queries or --vector-queries\n%s", usage_text);
+        return 2;
+    }
+    splade_precision p;
+    if (splade_parse_precision(o->enc.precision, &p)) {
+        fprintf(stderr, "splade-index query: %s\n", splade_error_detail());
         return 2;
     }
     if (o->k < 0)

@@ -1,5 +1,6 @@
 /* Text -> sparse vectors: tokenize, sort by length, batch, run the CPU or GPU forward,
- * sparsify. The device is chosen once at create; AUTO falls back to the CPU on any GPU error. */
+ * sparsify. The device is chosen once at create; AUTO falls back to the CPU on any GPU error.
+ * opts.precision picks the GPU's format (bf16 or fp32); the CPU computes in fp32 either way. */
 #include "splade.h"
 #include "splade/encoder.h"
 #include "splade/gpu.h"
@@ -39,9 +40,9 @@ static int pick_gpu(splade_encoder *e, int *rc)
             notice(e, "encoding on the CPU (no GPU: %s)%s", name, "");
         return 0;
     }
-    int g = splade_gpu_encoder_create(e->m, e->o.lmhead, &e->gpu);
+    int g = splade_gpu_encoder_create_ex(e->m, e->o.lmhead, e->o.precision, &e->gpu);
     if (g == SPLADE_OK) {
-        notice(e, "encoding on the GPU (%s)%s", name, "");
+        notice(e, "encoding on the GPU (%s)%s", name, e->o.precision == SPLADE_PRECISION_FP32 ? ", fp32" : "");
         return 1;
     }
     snprintf(detail, sizeof detail, "%s", splade_error_detail());
@@ -70,6 +71,11 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
     if (e->o.max_length < 2 || e->o.device < SPLADE_DEVICE_AUTO || e->o.device > SPLADE_DEVICE_CUDA) {
         free(e);
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: max_length must be >= 2 and device valid");
+    }
+    if (e->o.precision != SPLADE_PRECISION_BF16 && e->o.precision != SPLADE_PRECISION_FP32) {
+        const int p = (int)e->o.precision;
+        free(e);
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: precision %d (bf16 or fp32)", p);
     }
     int rc = SPLADE_OK;
     e->dev = e->o.device != SPLADE_DEVICE_CPU && pick_gpu(e, &rc) ? SPLADE_DEVICE_CUDA : SPLADE_DEVICE_CPU;
@@ -275,6 +281,17 @@ int splade_parse_device(const char *s, splade_device *d)
         *d = SPLADE_DEVICE_CUDA;
     else
         return splade_fail(SPLADE_ERR_INVALID_ARG, "--device must be auto, cpu or cuda, not \"%s\"", s);
+    return SPLADE_OK;
+}
+
+int splade_parse_precision(const char *s, splade_precision *p)
+{
+    if (!s || !strcmp(s, "bf16"))
+        *p = SPLADE_PRECISION_BF16;
+    else if (!strcmp(s, "fp32"))
+        *p = SPLADE_PRECISION_FP32;
+    else
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision must be bf16 or fp32, not \"%s\"", s);
     return SPLADE_OK;
 }
 

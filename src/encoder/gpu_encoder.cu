@@ -29,7 +29,13 @@
  * (SPLADE_GPU_GEMM_TUNE=0: cuBLASLt's first choice, no timing). Activations bf16, all
  * normalisation and softmax math fp32. Workspaces are sized from the largest batch seen and
  * grow on demand; an allocation failure returns SPLADE_ERR_GPU_OOM and leaves the encoder
- * usable (the caller retries with a smaller batch). */
+ * usable (the caller retries with a smaller batch).
+ *
+ * SPLADE_PRECISION_FP32 (splade_gpu_encoder_create_ex): every weight and activation fp32, GEMMs
+ * with fp32 operands and CUBLAS_COMPUTE_32F_PEDANTIC (falls back to CUBLAS_COMPUTE_32F, which
+ * cuBLASLt never runs in TF32, when the pedantic type has no algorithm), the row kernels'
+ * float instantiations, exact-erf GELU always, the SIMT fp32 attention (gpu_attention_f32.cu)
+ * and the fp32 LM head (splade_lmhead_gpu_fp32): the vectors of the fp32 CPU forward. */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -37,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "encoder/gpu_encoder_internal.h"
@@ -65,8 +72,9 @@ constexpr int kProfEvents = 4096;
 
 inline size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
+/* GEMM weights and biases are bf16, or float in SPLADE_PRECISION_FP32 (storage type S). */
 struct LayerW {
-    bf16 *qkv_w, *qkv_b, *ao_w, *ao_b, *fi_w, *fi_b, *fo_w, *fo_b;
+    void *qkv_w, *qkv_b, *ao_w, *ao_b, *fi_w, *fi_b, *fo_w, *fo_b;
     float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
 };
 
@@ -92,6 +100,9 @@ struct GemmPlan {
 struct splade_gpu_encoder {
     splade_config cfg;
     splade_lmhead_kind head;
+    bool fp32 = false;  // SPLADE_PRECISION_FP32: float storage everywhere (es = 4), else bf16 (es = 2)
+    size_t es = sizeof(bf16);
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
     int H, I, V, L, heads, hd, P;
     bool gelu_tanh;
     int attn_ver;  // attention kernel version (SPLADE_GPU_ATTN, default 2)
@@ -105,7 +116,7 @@ struct splade_gpu_encoder {
     void *wbuf = nullptr;
     size_t wbytes = 0;
     std::vector<LayerW> layers;
-    bf16 *word = nullptr, *mlm_w = nullptr, *mlm_b = nullptr, *dec_w = nullptr;
+    void *word = nullptr, *mlm_w = nullptr, *mlm_b = nullptr, *dec_w = nullptr;  // storage type
     float *pos = nullptr, *type0 = nullptr, *emb_g = nullptr, *emb_b = nullptr, *mlm_g = nullptr,
           *mlm_beta = nullptr, *dec_b = nullptr;
 
@@ -113,7 +124,7 @@ struct splade_gpu_encoder {
     void *abuf = nullptr;
     size_t cap_T = 0, abytes = 0;
     bool poison = false;  /* $SPLADE_GPU_POISON: fill activations with huge values before each forward */
-    bf16 *X = nullptr, *ctx = nullptr, *tmp = nullptr, *big = nullptr;
+    void *X = nullptr, *ctx = nullptr, *tmp = nullptr, *big = nullptr;  // storage type (bf16 or float)
 
     /* per-batch metadata: ids[T], pos[T], seq_start[B], seq_len[B], tiles[n] */
     void *meta_d = nullptr, *meta_h = nullptr;
@@ -185,8 +196,12 @@ struct Carve {
     template <typename T>
     size_t take(size_t n)
     {
+        return take_bytes(n * sizeof(T));
+    }
+    size_t take_bytes(size_t bytes)
+    {
         size_t o = off;
-        off = align_up(off + n * sizeof(T));
+        off = align_up(off + bytes);
         return o;
     }
 };
@@ -208,11 +223,6 @@ int upload_bf16(bf16 *dst, const float *const *srcs, const size_t *lens, int nsr
     return SPLADE_OK;
 }
 
-int upload_one_bf16(bf16 *dst, const float *src, size_t n, std::vector<bf16> &stage)
-{
-    return upload_bf16(dst, &src, &n, 1, stage);
-}
-
 int upload_f32(float *dst, const float *src, size_t n)
 {
     if (src) {
@@ -221,6 +231,26 @@ int upload_f32(float *dst, const float *src, size_t n)
         CUDA_TRY(cudaMemset(dst, 0, n * sizeof(float)));
     }
     return SPLADE_OK;
+}
+
+/* A GEMM weight or bias in the encoder's storage type: bf16 (converted) or fp32 (as is); the
+ * sources are concatenated, a NULL source writes zeros. */
+int upload_w(const splade_gpu_encoder *g, void *dst, const float *const *srcs, const size_t *lens, int nsrc,
+             std::vector<bf16> &stage)
+{
+    if (!g->fp32)
+        return upload_bf16(static_cast<bf16 *>(dst), srcs, lens, nsrc, stage);
+    float *d = static_cast<float *>(dst);
+    for (int i = 0; i < nsrc; i++) {
+        TRY(upload_f32(d, srcs[i], lens[i]));
+        d += lens[i];
+    }
+    return SPLADE_OK;
+}
+
+int upload_one_w(const splade_gpu_encoder *g, void *dst, const float *src, size_t n, std::vector<bf16> &stage)
+{
+    return upload_w(g, dst, &src, &n, 1, stage);
 }
 
 int check_config(const splade_model *m)
@@ -252,41 +282,43 @@ int check_config(const splade_model *m)
 
 int upload_model(splade_gpu_encoder *g, const splade_model *m)
 {
-    const size_t H = g->H, I = g->I, V = g->V, P = g->P, L = g->L;
+    const size_t H = g->H, I = g->I, V = g->V, P = g->P, L = g->L, es = g->es;
     const bool tied = m->decoder_w == nullptr || m->decoder_w == m->word_emb;
     Carve c;
     struct LOff {
         size_t qkv_w, qkv_b, ao_w, ao_b, fi_w, fi_b, fo_w, fo_b, ln1_g, ln1_b, ln2_g, ln2_b;
     };
     std::vector<LOff> lo(L);
-    const size_t o_word = c.take<bf16>(V * H), o_pos = c.take<float>(P * H), o_type = c.take<float>(H),
+    /* GEMM operands (and the word embedding, which the tied decoder shares) in the storage
+     * type, es bytes each; LayerNorm, position/type embeddings and the decoder bias fp32 */
+    const size_t o_word = c.take_bytes(V * H * es), o_pos = c.take<float>(P * H), o_type = c.take<float>(H),
                  o_eg = c.take<float>(H), o_eb = c.take<float>(H);
     for (size_t l = 0; l < L; l++) {
-        lo[l].qkv_w = c.take<bf16>(3 * H * H);
-        lo[l].qkv_b = c.take<bf16>(3 * H);
-        lo[l].ao_w = c.take<bf16>(H * H);
-        lo[l].ao_b = c.take<bf16>(H);
-        lo[l].fi_w = c.take<bf16>(I * H);
-        lo[l].fi_b = c.take<bf16>(I);
-        lo[l].fo_w = c.take<bf16>(H * I);
-        lo[l].fo_b = c.take<bf16>(H);
+        lo[l].qkv_w = c.take_bytes(3 * H * H * es);
+        lo[l].qkv_b = c.take_bytes(3 * H * es);
+        lo[l].ao_w = c.take_bytes(H * H * es);
+        lo[l].ao_b = c.take_bytes(H * es);
+        lo[l].fi_w = c.take_bytes(I * H * es);
+        lo[l].fi_b = c.take_bytes(I * es);
+        lo[l].fo_w = c.take_bytes(H * I * es);
+        lo[l].fo_b = c.take_bytes(H * es);
         lo[l].ln1_g = c.take<float>(H);
         lo[l].ln1_b = c.take<float>(H);
         lo[l].ln2_g = c.take<float>(H);
         lo[l].ln2_b = c.take<float>(H);
     }
-    const size_t o_mw = c.take<bf16>(H * H), o_mb = c.take<bf16>(H), o_mg = c.take<float>(H),
+    const size_t o_mw = c.take_bytes(H * H * es), o_mb = c.take_bytes(H * es), o_mg = c.take<float>(H),
                  o_mbeta = c.take<float>(H), o_db = c.take<float>(V);
-    const size_t o_dw = tied ? o_word : c.take<bf16>(V * H);
+    const size_t o_dw = tied ? o_word : c.take_bytes(V * H * es);
     g->wbytes = c.off;
     CUDA_TRY(cudaMalloc(&g->wbuf, g->wbytes));
     char *base = static_cast<char *>(g->wbuf);
-    auto B16 = [&](size_t o) { return reinterpret_cast<bf16 *>(base + o); };
+    auto W = [&](size_t o) { return static_cast<void *>(base + o); };
     auto F32 = [&](size_t o) { return reinterpret_cast<float *>(base + o); };
 
     std::vector<bf16> stage;
-    g->word = B16(o_word);
-    TRY(upload_one_bf16(g->word, m->word_emb, V * H, stage));
+    g->word = W(o_word);
+    TRY(upload_one_w(g, g->word, m->word_emb, V * H, stage));
     g->pos = F32(o_pos);
     TRY(upload_f32(g->pos, m->pos_emb, P * H));
     g->type0 = F32(o_type);
@@ -299,26 +331,26 @@ int upload_model(splade_gpu_encoder *g, const splade_model *m)
     for (size_t l = 0; l < L; l++) {
         const splade_layer &y = m->layers[l];
         LayerW &w = g->layers[l];
-        w.qkv_w = B16(lo[l].qkv_w);
+        w.qkv_w = W(lo[l].qkv_w);
         const float *ws[3] = {y.q_w, y.k_w, y.v_w};
         const size_t wl[3] = {H * H, H * H, H * H};
-        TRY(upload_bf16(w.qkv_w, ws, wl, 3, stage));
-        w.qkv_b = B16(lo[l].qkv_b);
+        TRY(upload_w(g, w.qkv_w, ws, wl, 3, stage));
+        w.qkv_b = W(lo[l].qkv_b);
         const float *bs[3] = {y.q_b, y.k_b, y.v_b};
         const size_t bl[3] = {H, H, H};
-        TRY(upload_bf16(w.qkv_b, bs, bl, 3, stage));
-        w.ao_w = B16(lo[l].ao_w);
-        TRY(upload_one_bf16(w.ao_w, y.attn_out_w, H * H, stage));
-        w.ao_b = B16(lo[l].ao_b);
-        TRY(upload_one_bf16(w.ao_b, y.attn_out_b, H, stage));
-        w.fi_w = B16(lo[l].fi_w);
-        TRY(upload_one_bf16(w.fi_w, y.ffn_in_w, I * H, stage));
-        w.fi_b = B16(lo[l].fi_b);
-        TRY(upload_one_bf16(w.fi_b, y.ffn_in_b, I, stage));
-        w.fo_w = B16(lo[l].fo_w);
-        TRY(upload_one_bf16(w.fo_w, y.ffn_out_w, H * I, stage));
-        w.fo_b = B16(lo[l].fo_b);
-        TRY(upload_one_bf16(w.fo_b, y.ffn_out_b, H, stage));
+        TRY(upload_w(g, w.qkv_b, bs, bl, 3, stage));
+        w.ao_w = W(lo[l].ao_w);
+        TRY(upload_one_w(g, w.ao_w, y.attn_out_w, H * H, stage));
+        w.ao_b = W(lo[l].ao_b);
+        TRY(upload_one_w(g, w.ao_b, y.attn_out_b, H, stage));
+        w.fi_w = W(lo[l].fi_w);
+        TRY(upload_one_w(g, w.fi_w, y.ffn_in_w, I * H, stage));
+        w.fi_b = W(lo[l].fi_b);
+        TRY(upload_one_w(g, w.fi_b, y.ffn_in_b, I, stage));
+        w.fo_w = W(lo[l].fo_w);
+        TRY(upload_one_w(g, w.fo_w, y.ffn_out_w, H * I, stage));
+        w.fo_b = W(lo[l].fo_b);
+        TRY(upload_one_w(g, w.fo_b, y.ffn_out_b, H, stage));
         w.ln1_g = F32(lo[l].ln1_g);
         TRY(upload_f32(w.ln1_g, y.ln1_g, H));
         w.ln1_b = F32(lo[l].ln1_b);
@@ -328,29 +360,29 @@ int upload_model(splade_gpu_encoder *g, const splade_model *m)
         w.ln2_b = F32(lo[l].ln2_b);
         TRY(upload_f32(w.ln2_b, y.ln2_b, H));
     }
-    g->mlm_w = B16(o_mw);
-    TRY(upload_one_bf16(g->mlm_w, m->mlm_dense_w, H * H, stage));
-    g->mlm_b = B16(o_mb);
-    TRY(upload_one_bf16(g->mlm_b, m->mlm_dense_b, H, stage));
+    g->mlm_w = W(o_mw);
+    TRY(upload_one_w(g, g->mlm_w, m->mlm_dense_w, H * H, stage));
+    g->mlm_b = W(o_mb);
+    TRY(upload_one_w(g, g->mlm_b, m->mlm_dense_b, H, stage));
     g->mlm_g = F32(o_mg);
     TRY(upload_f32(g->mlm_g, m->mlm_ln_g, H));
     g->mlm_beta = F32(o_mbeta);
     TRY(upload_f32(g->mlm_beta, m->mlm_ln_b, H));
     g->dec_b = F32(o_db);
     TRY(upload_f32(g->dec_b, m->decoder_b, V));
-    g->dec_w = B16(o_dw);
+    g->dec_w = W(o_dw);
     if (!tied)
-        TRY(upload_one_bf16(g->dec_w, m->decoder_w, V * H, stage));
+        TRY(upload_one_w(g, g->dec_w, m->decoder_w, V * H, stage));
     return SPLADE_OK;
 }
 
-/* ---- GEMM: Y[T,N] = X[T,K] · W[N,K]ᵀ (+ bias[N]) (+ GELU), all row-major bf16 ---------------
+/* ---- GEMM: Y[T,N] = X[T,K] · W[N,K]ᵀ (+ bias[N]) (+ GELU), all row-major bf16 (or fp32) ------
  * In cuBLASLt's column-major terms: C[N,T] = op(A)·B with A = W seen as [K,N] (TRANSA = T),
  * B = X seen as [K,T]; the bias runs along C's rows = output features. */
 
 /* Times `algo` on the real operands: median-free, best of 2 after one warm-up run; < 0 if it fails. */
-float time_algo(splade_gpu_encoder *g, GemmPlan &p, const cublasLtMatmulAlgo_t &algo, const bf16 *X, const bf16 *W,
-                bf16 *Y)
+float time_algo(splade_gpu_encoder *g, GemmPlan &p, const cublasLtMatmulAlgo_t &algo, const void *X, const void *W,
+                void *Y)
 {
     const float one = 1.f, zero = 0.f;
     float best = -1.f;
@@ -371,8 +403,8 @@ float time_algo(splade_gpu_encoder *g, GemmPlan &p, const cublasLtMatmulAlgo_t &
     return best;
 }
 
-int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi, const bf16 *X, const bf16 *W,
-             const bf16 *bias, bf16 *Y, GemmPlan **out)
+int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi, const void *X, const void *W,
+             const void *bias, void *Y, GemmPlan **out)
 {
     for (GemmPlan &p : g->plans)
         if (p.used && p.T == T && p.N == N && p.K == K && p.epi == epi) {
@@ -388,14 +420,16 @@ int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi,
         cublasLtMatrixLayoutDestroy(p.lc);
         p.used = false;
     }
-    CUBLAS_TRY(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    /* bf16: CUBLAS_COMPUTE_32F (fp32 accumulation); fp32: g->compute (pedantic fp32, see create) */
+    CUBLAS_TRY(cublasLtMatmulDescCreate(&p.desc, g->fp32 ? g->compute : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.la, CUDA_R_16BF, K, N, K));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lb, CUDA_R_16BF, K, T, K));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lc, CUDA_R_16BF, N, T, N));
+    const cudaDataType_t dt = g->fp32 ? CUDA_R_32F : CUDA_R_16BF;  // the bias has the output's type
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.la, dt, K, N, K));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lb, dt, K, T, K));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lc, dt, N, T, N));
     cublasLtMatmulPreference_t pref;
     CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
     size_t ws = kLtWorkspace;
@@ -438,6 +472,11 @@ int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi,
         cublasLtMatrixLayoutDestroy(p.la);
         cublasLtMatrixLayoutDestroy(p.lb);
         cublasLtMatrixLayoutDestroy(p.lc);
+        if (g->fp32 && g->compute == CUBLAS_COMPUTE_32F_PEDANTIC && st != CUBLAS_STATUS_ALLOC_FAILED) {
+            /* no pedantic algorithm for this shape: plain CUBLAS_COMPUTE_32F from now on (no TF32 either) */
+            g->compute = CUBLAS_COMPUTE_32F;
+            return plan_for(g, T, N, K, epi, X, W, bias, Y, out);
+        }
         return splade_fail(st == CUBLAS_STATUS_ALLOC_FAILED ? SPLADE_ERR_GPU_OOM : SPLADE_ERR_CUDA,
                            "%s:%d: cublasLtMatmulAlgoGetHeuristic: status %d, %d algorithms for %dx%dx%d",
                            __FILE__, __LINE__, (int)st, n, T, N, K);
@@ -464,7 +503,7 @@ int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi,
     return SPLADE_OK;
 }
 
-int gemm(splade_gpu_encoder *g, const bf16 *X, const bf16 *W, const bf16 *bias, bf16 *Y, int T, int N, int K,
+int gemm(splade_gpu_encoder *g, const void *X, const void *W, const void *bias, void *Y, int T, int N, int K,
          cublasLtEpilogue_t epi)
 {
     GemmPlan *p;
@@ -491,7 +530,7 @@ int ensure_acts(splade_gpu_encoder *g, size_t T)
     auto sizes = [&](size_t c) {
         const size_t ffn_rows = g->ffn_chunk > 0 && (size_t)g->ffn_chunk < c ? (size_t)g->ffn_chunk : c;
         const size_t wide = c * 3 * H > ffn_rows * g->I ? c * 3 * H : ffn_rows * g->I;
-        return 3 * align_up(c * H * sizeof(bf16)) + align_up(wide * sizeof(bf16));
+        return 3 * align_up(c * H * g->es) + align_up(wide * g->es);
     };
     size_t bytes = sizes(cap);
     if (g->abuf) {
@@ -512,13 +551,13 @@ int ensure_acts(splade_gpu_encoder *g, size_t T)
         CUDA_TRY(e);
     }
     char *b = static_cast<char *>(g->abuf);
-    g->X = reinterpret_cast<bf16 *>(b);
-    b += align_up(cap * H * sizeof(bf16));
-    g->ctx = reinterpret_cast<bf16 *>(b);
-    b += align_up(cap * H * sizeof(bf16));
-    g->tmp = reinterpret_cast<bf16 *>(b);
-    b += align_up(cap * H * sizeof(bf16));
-    g->big = reinterpret_cast<bf16 *>(b);
+    g->X = b;
+    b += align_up(cap * H * g->es);
+    g->ctx = b;
+    b += align_up(cap * H * g->es);
+    g->tmp = b;
+    b += align_up(cap * H * g->es);
+    g->big = b;
     g->cap_T = cap;
     g->abytes = bytes;
     return SPLADE_OK;
@@ -654,49 +693,63 @@ int upload_batch(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
     return SPLADE_OK;
 }
 
-/* Everything up to the LM head; the MLM transform's output lands in g->ctx. */
-int encode_hidden(splade_gpu_encoder *g, const Batch &bt)
+/* Everything up to the LM head; the MLM transform's output lands in g->ctx. S: the storage
+ * type (bf16, or float in SPLADE_PRECISION_FP32). */
+template <typename S>
+int encode_hidden_t(splade_gpu_encoder *g, const Batch &bt)
 {
+    constexpr bool kF32 = std::is_same<S, float>::value;
     const int T = (int)bt.T, H = g->H, I = g->I;
     const float eps = g->cfg.layer_norm_eps;
     cudaStream_t s = g->stream;
+    S *X = static_cast<S *>(g->X), *ctx = static_cast<S *>(g->ctx), *tmp = static_cast<S *>(g->tmp),
+      *big = static_cast<S *>(g->big);
     TRY(prof_begin(g, SPLADE_GPU_PROF_EMBED));
-    TRY(splade_gpu::embed_ln(bt.ids_d, bt.pos_d, T, H, g->word, g->pos, g->type0, g->emb_g, g->emb_b, eps, g->X, s));
+    TRY(splade_gpu::embed_ln(bt.ids_d, bt.pos_d, T, H, static_cast<const S *>(g->word), g->pos, g->type0, g->emb_g,
+                             g->emb_b, eps, X, s));
     TRY(prof_end(g));
     for (int l = 0; l < g->L; l++) {
         const LayerW &w = g->layers[l];
-        TRY(gemm(g, g->X, w.qkv_w, w.qkv_b, g->big, T, 3 * H, H, CUBLASLT_EPILOGUE_BIAS));
+        TRY(gemm(g, X, w.qkv_w, w.qkv_b, big, T, 3 * H, H, CUBLASLT_EPILOGUE_BIAS));
         TRY(prof_begin(g, SPLADE_GPU_PROF_ATTENTION));
-        TRY(splade_gpu::attention(g->big, g->ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, g->attn_ver, s));
+        if constexpr (kF32)
+            TRY(splade_gpu::attention_f32(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, s));
+        else
+            TRY(splade_gpu::attention(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, g->attn_ver, s));
         TRY(prof_end(g));
-        TRY(gemm(g, g->ctx, w.ao_w, w.ao_b, g->tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
+        TRY(gemm(g, ctx, w.ao_w, w.ao_b, tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
         TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
-        TRY(splade_gpu::add_ln(g->tmp, g->X, 0, T, H, w.ln1_g, w.ln1_b, eps, g->X, s));
+        TRY(splade_gpu::add_ln(tmp, X, 0, T, H, w.ln1_g, w.ln1_b, eps, X, s));
         TRY(prof_end(g));
         /* FFN, optionally in token slices (SPLADE_GPU_FFN_CHUNK) to cap the intermediate's size */
         const int chunk = g->ffn_chunk > 0 && g->ffn_chunk < T ? g->ffn_chunk : T;
         for (int r0 = 0; r0 < T; r0 += chunk) {
             const int rows = T - r0 < chunk ? T - r0 : chunk;
-            const bf16 *xin = g->X + (size_t)r0 * H;
-            if (g->gelu_tanh) {
-                TRY(gemm(g, xin, w.fi_w, w.fi_b, g->big, rows, I, H, CUBLASLT_EPILOGUE_GELU_BIAS));
+            const S *xin = X + (size_t)r0 * H;
+            if (g->gelu_tanh) {  // never in fp32 (create)
+                TRY(gemm(g, xin, w.fi_w, w.fi_b, big, rows, I, H, CUBLASLT_EPILOGUE_GELU_BIAS));
             } else {
-                TRY(gemm(g, xin, w.fi_w, w.fi_b, g->big, rows, I, H, CUBLASLT_EPILOGUE_BIAS));
+                TRY(gemm(g, xin, w.fi_w, w.fi_b, big, rows, I, H, CUBLASLT_EPILOGUE_BIAS));
                 TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
-                TRY(splade_gpu::gelu_erf_inplace(g->big, (size_t)rows * I, s));
+                TRY(splade_gpu::gelu_erf_inplace(big, (size_t)rows * I, s));
                 TRY(prof_end(g));
             }
-            TRY(gemm(g, g->big, w.fo_w, w.fo_b, g->tmp + (size_t)r0 * H, rows, H, I, CUBLASLT_EPILOGUE_BIAS));
+            TRY(gemm(g, big, w.fo_w, w.fo_b, tmp + (size_t)r0 * H, rows, H, I, CUBLASLT_EPILOGUE_BIAS));
         }
         TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
-        TRY(splade_gpu::add_ln(g->tmp, g->X, 0, T, H, w.ln2_g, w.ln2_b, eps, g->X, s));
+        TRY(splade_gpu::add_ln(tmp, X, 0, T, H, w.ln2_g, w.ln2_b, eps, X, s));
         TRY(prof_end(g));
     }
-    TRY(gemm(g, g->X, g->mlm_w, g->mlm_b, g->tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
+    TRY(gemm(g, X, g->mlm_w, g->mlm_b, tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
     TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
-    TRY(splade_gpu::add_ln(g->tmp, nullptr, 1, T, H, g->mlm_g, g->mlm_beta, eps, g->ctx, s));
+    TRY(splade_gpu::add_ln(tmp, static_cast<const S *>(nullptr), 1, T, H, g->mlm_g, g->mlm_beta, eps, ctx, s));
     TRY(prof_end(g));
     return SPLADE_OK;
+}
+
+int encode_hidden(splade_gpu_encoder *g, const Batch &bt)
+{
+    return g->fp32 ? encode_hidden_t<float>(g, bt) : encode_hidden_t<bf16>(g, bt);
 }
 
 /* out_dense: copy [B,V] to the host; out_hidden: copy the head's input to the host;
@@ -716,7 +769,9 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
     if (g->poison)
         CUDA_TRY(cudaMemsetAsync(g->abuf, 0x7F, g->abytes, g->stream));
     TRY(encode_hidden(g, bt));
-    if (out_hidden) {
+    if (out_hidden && g->fp32) {
+        CUDA_TRY(cudaMemcpyAsync(out_hidden, g->ctx, bt.T * g->H * sizeof(float), cudaMemcpyDeviceToHost, g->stream));
+    } else if (out_hidden) {
         std::vector<bf16> h(bt.T * g->H);
         CUDA_TRY(cudaMemcpyAsync(h.data(), g->ctx, h.size() * sizeof(bf16), cudaMemcpyDeviceToHost, g->stream));
         CUDA_TRY(cudaStreamSynchronize(g->stream));
@@ -736,10 +791,14 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         a.bias = g->dec_b;
         TRY(ensure_out(g, (size_t)B * g->V));
         a.out = g->out_d;
-        TRY(ensure_head_ws(g, splade_lmhead_workspace_bytes(g->head, &a)));
         a.H_rows = (int32_t)bt.T; /* the packed tokens: the TMA head's tensor map extent */
+        if (!g->fp32)
+            TRY(ensure_head_ws(g, splade_lmhead_workspace_bytes(g->head, &a)));
         TRY(prof_begin(g, SPLADE_GPU_PROF_HEAD));
-        TRY(splade_lmhead_gpu(g->head, &a, g->head_ws, g->head_ws_bytes, g->cublas, g->stream));
+        if (g->fp32)  // fp32 H and W: the fp32 fused head, no workspace
+            TRY(splade_lmhead_gpu_fp32(&a, g->stream));
+        else
+            TRY(splade_lmhead_gpu(g->head, &a, g->head_ws, g->head_ws_bytes, g->cublas, g->stream));
         TRY(prof_end(g));
         if (out_dense) {
             TRY(prof_begin(g, SPLADE_GPU_PROF_COPY));
@@ -753,11 +812,73 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
     return SPLADE_OK;
 }
 
+/* fp32 GEMMs: CUBLAS_COMPUTE_32F_PEDANTIC (exact fp32 arithmetic, no TF32, no emulation) when
+ * cuBLASLt offers an algorithm for it with a bias epilogue, else CUBLAS_COMPUTE_32F (with fp32
+ * operands cuBLASLt uses TF32 only when asked for CUBLAS_COMPUTE_32F_FAST_TF32).
+ * $SPLADE_GPU_FP32_COMPUTE=default skips the pedantic type. */
+int pick_fp32_compute(splade_gpu_encoder *g)
+{
+    g->compute = CUBLAS_COMPUTE_32F;
+    const char *env = getenv("SPLADE_GPU_FP32_COMPUTE");
+    if (env && strcmp(env, "default") == 0)
+        return SPLADE_OK;
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    const int N = 256, K = 256, T = 256;
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    const void *bias = g->lt_ws;  // any 256-byte aligned device pointer: nothing runs
+    const size_t ws = kLtWorkspace;
+    cublasLtMatmulHeuristicResult_t res;
+    int n = 0;
+    bool ok = cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F_PEDANTIC, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, K, N, K) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, K, T, K) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, N, T, N) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulAlgoGetHeuristic(g->lt, desc, la, lb, lc, lc, pref, 1, &res, &n) == CUBLAS_STATUS_SUCCESS &&
+              n > 0;
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    if (lc)
+        cublasLtMatrixLayoutDestroy(lc);
+    if (lb)
+        cublasLtMatrixLayoutDestroy(lb);
+    if (la)
+        cublasLtMatrixLayoutDestroy(la);
+    if (desc)
+        cublasLtMatmulDescDestroy(desc);
+    (void)cudaGetLastError();
+    if (ok)
+        g->compute = CUBLAS_COMPUTE_32F_PEDANTIC;
+    return SPLADE_OK;
+}
+
 }  // namespace
 
 /* ---- public entry points ------------------------------------------------------------------ */
 
 extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out)
+{
+    return splade_gpu_encoder_create_ex(m, head, SPLADE_PRECISION_BF16, out);
+}
+
+extern "C" splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g)
+{
+    return g && g->fp32 ? SPLADE_PRECISION_FP32 : SPLADE_PRECISION_BF16;
+}
+
+extern "C" int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+                                            splade_gpu_encoder **out)
 {
     if (!out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: NULL out");
@@ -766,6 +887,8 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: NULL model");
     if (head != SPLADE_LMHEAD_FUSED && head != SPLADE_LMHEAD_NAIVE)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: LM head kind %d", (int)head);
+    if (precision != SPLADE_PRECISION_BF16 && precision != SPLADE_PRECISION_FP32)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: precision %d (bf16 or fp32)", (int)precision);
     TRY(check_config(m));
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -777,6 +900,8 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
         return splade_fail(SPLADE_ERR_NOMEM, "gpu encoder create: out of host memory");
     g->cfg = m->cfg;
     g->head = head;
+    g->fp32 = precision == SPLADE_PRECISION_FP32;
+    g->es = g->fp32 ? sizeof(float) : sizeof(bf16);
     g->H = m->cfg.hidden_size;
     g->I = m->cfg.intermediate_size;
     g->V = m->cfg.vocab_size;
@@ -790,6 +915,10 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
     const char *av = getenv("SPLADE_GPU_ATTN");
     g->attn_ver = av && atoi(av) == 1 ? 1 : 2;
     g->attn_q = splade_gpu::attention_q_rows(g->attn_ver);
+    if (g->fp32) {  // exact erf GELU and the fp32 attention's tiles, whatever the environment says
+        g->gelu_tanh = false;
+        g->attn_q = splade_gpu::attention_f32_q_rows();
+    }
     g->ffn_chunk = 0;  // one slice: measured 1-3% faster than L2-sized slices (docs/GPU_ENCODER.md)
     if (const char *tn = getenv("SPLADE_GPU_GEMM_TUNE"))
         g->tune = atoi(tn) != 0;
@@ -800,8 +929,13 @@ extern "C" int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_ki
         CUBLAS_TRY(cublasLtCreate(&g->lt));
         CUBLAS_TRY(cublasCreate(&g->cublas));
         CUBLAS_TRY(cublasSetStream(g->cublas, g->stream));
-        TRY(splade_gpu::attention_init(g->hd));
+        if (g->fp32)
+            TRY(splade_gpu::attention_f32_init(g->hd));
+        else
+            TRY(splade_gpu::attention_init(g->hd));
         CUDA_TRY(cudaMalloc(&g->lt_ws, kLtWorkspace));
+        if (g->fp32)
+            TRY(pick_fp32_compute(g));
         TRY(upload_model(g, m));
         CUDA_TRY(cudaEventCreate(&g->tune_ev[0]));
         CUDA_TRY(cudaEventCreate(&g->tune_ev[1]));

@@ -1,7 +1,7 @@
 /* Kernels of the GPU encoder (private to src/encoder/gpu_*.cu).
- * Activations are bf16 [tokens, width] row-major with tokens of all sequences packed back
- * to back; every kernel computes in fp32. Each launcher returns a splade_status
- * (launch errors through CUDA_TRY_LAUNCH). */
+ * Activations are bf16 (or, in SPLADE_PRECISION_FP32, float: the overloads taking float*)
+ * [tokens, width] row-major with tokens of all sequences packed back to back; every kernel
+ * computes in fp32. Each launcher returns a splade_status (launch errors through CUDA_TRY_LAUNCH). */
 #ifndef SPLADE_GPU_KERNELS_CUH
 #define SPLADE_GPU_KERNELS_CUH
 
@@ -24,14 +24,20 @@ constexpr int kAttnTile = 64;
 int embed_ln(const int32_t *ids, const int32_t *pos_ids, int T, int H, const bf16 *word,
              const float *pos, const float *type0, const float *g, const float *b, float eps,
              bf16 *out, cudaStream_t s);
+int embed_ln(const int32_t *ids, const int32_t *pos_ids, int T, int H, const float *word,
+             const float *pos, const float *type0, const float *g, const float *b, float eps,
+             float *out, cudaStream_t s);
 
 /* out[t] = LayerNorm(f(x[t]) + res[t]) where f is the identity or exact-erf GELU (gelu != 0),
  * res may be NULL. out may alias x or res (each row is read whole before it is written). */
 int add_ln(const bf16 *x, const bf16 *res, int gelu, int T, int H, const float *g, const float *b,
            float eps, bf16 *out, cudaStream_t s);
+int add_ln(const float *x, const float *res, int gelu, int T, int H, const float *g, const float *b,
+           float eps, float *out, cudaStream_t s);
 
 /* In place: x = gelu_erf(x) over n elements (n % 8 == 0). */
 int gelu_erf_inplace(bf16 *x, size_t n, cudaStream_t s);
+int gelu_erf_inplace(float *x, size_t n, cudaStream_t s);
 
 /* Attention tile descriptor: sequence tokens [start, start+len), query rows [q0, q0 + q rows). */
 struct AttnTile {
@@ -53,6 +59,15 @@ int attention_q_rows(int ver);
  * the query's own sequence only (no padding); flash-style: no score matrix in memory. */
 int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads,
               int head_dim, int ver, cudaStream_t s);
+
+/* fp32 attention (gpu_attention_f32.cu, SPLADE_PRECISION_FP32): the same layout and tile list
+ * with fp32 qkv [T, 3*H] and ctx [T, H]; SIMT FMAs, online softmax with expf, no score matrix
+ * in memory. Query rows per tile (the q0 step of its tile list): */
+int attention_f32_q_rows();
+/* Head sizes 32, 64, 128; raises the dynamic shared-memory limit (once per process is enough). */
+int attention_f32_init(int head_dim);
+int attention_f32(const float *qkv, float *ctx, const AttnTile *tiles, int n_tiles, int heads,
+                  int head_dim, cudaStream_t s);
 
 }  // namespace splade_gpu
 

@@ -21,6 +21,21 @@ int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, sp
     return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
 }
 
+int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+                                 splade_gpu_encoder **out)
+{
+    (void)m, (void)head, (void)precision;
+    if (out)
+        *out = NULL;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g)
+{
+    (void)g;
+    return SPLADE_PRECISION_BF16;
+}
+
 int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
                                int32_t B, float *out_dense)
 {
@@ -40,5 +55,11 @@ int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void
                       size_t workspace_bytes, void *cublas_handle, void *stream)
 {
     (void)kind, (void)a, (void)workspace, (void)workspace_bytes, (void)cublas_handle, (void)stream;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream)
+{
+    (void)a, (void)stream;
     return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
 }

@@ -70,6 +70,8 @@ static int encode_texts(splade_index *ix, const char *const *texts, int n, const
     splade_encoder_opts eo = {.device = SPLADE_DEVICE_CPU, .threads = o ? o->threads : 0,
                               .max_length = splade_index_get_info(ix)->max_length, .quiet = 1};
     int rc = o && o->device ? splade_parse_device(o->device, &eo.device) : SPLADE_OK;
+    if (rc == 0 && o && o->precision)
+        rc = splade_parse_precision(o->precision, &eo.precision);
     if (rc == 0)
         rc = load_model(ix, o, &m);
     if (rc == 0)

@@ -1,0 +1,50 @@
+#!/bin/sh
+# --precision bf16|fp32 on the commands that encode (build, encode, query): a bad value is a usage
+# error (exit 2) naming the flag, before any model is loaded; on the CPU both values are accepted
+# and give the very same vectors and index (the CPU always computes in fp32). The GPU side of fp32
+# is tested by tests/test_gpu_encoder_fp32.c. Uses cache/rand-h96 (written by `make models`).
+set -u
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+BIN=$ROOT/$BUILD/splade-index
+[ -x "$BIN" ] || { echo "missing $BIN"; exit 1; }
+T=$(mktemp -d /tmp/splade_cli_precisionXXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# bad values: exit 2 and a message naming --precision (no model needed: rejected while parsing)
+for cmd in "encode x" "build $ROOT/data/example/corpus.jsonl -o $T/bad.idx" "query x -i $T/bad.idx"; do
+    for v in fp16 BF16 "" 32; do
+        # shellcheck disable=SC2086
+        "$BIN" $cmd --precision "$v" > /dev/null 2> "$T/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "$cmd --precision '$v': exit status $rc, not 2"
+        grep -q -- "--precision must be bf16 or fp32" "$T/err" || fail "$cmd --precision '$v': $(cat "$T/err")"
+    done
+done
+[ -e "$T/bad.idx" ] && fail "a rejected build wrote an index"
+"$BIN" encode --help | grep -q -- "--precision bf16|fp32" || fail "encode --help lacks --precision"
+"$BIN" build --help | grep -q -- "--precision bf16|fp32" || fail "build --help lacks --precision"
+"$BIN" query --help | grep -q -- "--precision bf16|fp32" || fail "query --help lacks --precision"
+
+MODEL=$ROOT/cache/rand-h96
+[ -f "$MODEL/model.safetensors" ] || { echo "SKIP: no model at $MODEL (run make models)"; exit 77; }
+
+# on the CPU: both values accepted, identical output
+"$BIN" encode --model "$MODEL" --device cpu "protein folding" "p53 apoptosis" > "$T/none.jsonl" \
+    || fail "encode without --precision"
+for v in bf16 fp32; do
+    "$BIN" encode --model "$MODEL" --device cpu --precision $v "protein folding" "p53 apoptosis" > "$T/$v.jsonl" \
+        2> "$T/err" || fail "encode --precision $v: $(cat "$T/err")"
+    cmp -s "$T/none.jsonl" "$T/$v.jsonl" || fail "--precision $v changed the CPU vectors"
+done
+
+DATA=$ROOT/data/example
+"$BIN" build "$DATA/corpus.jsonl" -o "$T/a.idx" --model "$MODEL" --device cpu --quiet || fail "build"
+"$BIN" build "$DATA/corpus.jsonl" -o "$T/b.idx" --model "$MODEL" --device cpu --precision fp32 --quiet \
+    || fail "build --precision fp32"
+"$BIN" query -i "$T/a.idx" --queries "$DATA/queries.jsonl" -k 20 -o "$T/a.trec" || fail "query"
+"$BIN" query -i "$T/b.idx" --queries "$DATA/queries.jsonl" -k 20 --device cpu --precision fp32 -o "$T/b.trec" \
+    || fail "query --precision fp32"
+cmp -s "$T/a.trec" "$T/b.trec" || fail "--precision fp32 on the CPU changed the run"
+echo "ok"
