@@ -137,9 +137,11 @@ synccheck test_gpu_encoder}
         tool=$1; tb=$2
         [ -x "$BUILD/tests/$tb" ] || continue
         flt=""; [ "$tb" = test_gpu_encoder ] && [ "$tool" = racecheck ] && flt=test_long_sequences
+        # initcheck: the program marks what cuBLAS wrote through NVTX (src/gpu/init_mark.cu)
+        nvtx=""; [ "$tool" = initcheck ] && nvtx="--nvtx yes"
         say "compute-sanitizer --tool $tool $tb (small shapes${flt:+, $flt})"
         if SPLADE_LMHEAD_TEST_SMALL=1 SPLADE_GPU_TEST_SMALL=1 SPLADE_GPU_TEST_FILTER=${flt:-*} timeout 150 \
-            compute-sanitizer --tool $tool --error-exitcode 3 "$BUILD/tests/$tb" >"$OUT/.san" 2>&1; then
+            compute-sanitizer --tool $tool $nvtx --error-exitcode 3 "$BUILD/tests/$tb" >"$OUT/.san" 2>&1; then
             say "  $tool $tb: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/.san" | tail -1))"
         else
             say "  $tool $tb: FAILED"; rc=1; head -40 "$OUT/.san"

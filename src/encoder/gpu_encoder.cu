@@ -49,6 +49,7 @@
 #include "encoder/gpu_encoder_internal.h"
 #include "encoder/gpu_kernels.cuh"
 #include "gpu/cuda_check.h"
+#include "gpu/init_mark.h"
 #include "splade.h"
 #include "splade/gpu.h"
 #include "splade/lmhead.h"
@@ -514,6 +515,8 @@ int gemm(splade_gpu_encoder *g, const void *X, const void *W, const void *bias, 
     TRY(prof_begin(g, SPLADE_GPU_PROF_GEMM));
     CUBLAS_TRY(cublasLtMatmul(g->lt, p->desc, &one, W, p->la, X, p->lb, &zero, Y, p->lc, Y, p->lc, &p->algo,
                               g->lt_ws, kLtWorkspace, g->stream));
+    /* initcheck does not see cuBLASLt's stores on Hopper: say what it wrote (src/gpu/init_mark.cu) */
+    splade_gpu_mark_initialized(Y, (size_t)T * N * (g->fp32 ? sizeof(float) : sizeof(bf16)), g->stream);
     TRY(prof_end(g));
     return SPLADE_OK;
 }

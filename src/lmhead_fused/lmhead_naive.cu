@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu/cuda_check.h"
+#include "gpu/init_mark.h"
 #include "lmhead_fused/lmhead_internal.cuh"
 #include "splade.h"
 
@@ -180,6 +181,7 @@ int splade_lmhead_naive_run(const splade_lmhead_args *a, void *workspace, size_t
     CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a->V, (int)l.R, a->D, &alpha, a->W, CUDA_R_16BF, a->D, Hp,
                             CUDA_R_16BF, a->D, &beta, X, CUDA_R_16BF, a->V, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT));
+    splade_gpu_mark_initialized(X, (size_t)l.R * a->V * sizeof(__nv_bfloat16), stream); /* initcheck: see init_mark.cu */
     int st;
     if ((st = launch_op<OP_BIAS>(X, Y, a, l.R, stream)) || (st = launch_op<OP_RELU>(Y, X, a, l.R, stream)) ||
         (st = launch_op<OP_LOG1P>(X, Y, a, l.R, stream)) || (st = launch_op<OP_MASK>(Y, X, a, l.R, stream)))
