@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "index/parallel.h"
 #include "index/postings.h"
+#include "index/reader_internal.h"
 #include "index/quantize.h"
 #include "index/svb.h"
 #include <streamvbyte.h>
@@ -75,6 +77,22 @@ static void test_crc32c_known_value(void **state)
     uint32_t part = splade_crc32c(0, "1234", 4);
     assert_int_equal(splade_crc32c(part, "56789", 5), 0xE3069283u);
     assert_int_equal(splade_crc32c(0, "", 0), 0);
+}
+
+/* CRC(A B) from CRC(A), CRC(B) and |B|, at every split of a buffer (the writer and the open-time
+ * check sum sections in pieces on threads). */
+static void test_crc32c_combine(void **state)
+{
+    (void)state;
+    uint8_t buf[777];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 131 + (i >> 3));
+    uint32_t whole = splade_crc32c(0, buf, sizeof buf);
+    for (size_t cut = 0; cut <= sizeof buf; cut++)
+        assert_int_equal(splade_crc32c_combine(splade_crc32c(0, buf, cut), splade_crc32c(0, buf + cut, sizeof buf - cut),
+                                               sizeof buf - cut),
+                         whole);
+    assert_int_equal(splade_crc32c_combine(0, splade_crc32c(0, "123456789", 9), 9), 0xE3069283u);
 }
 
 static void test_quantize(void **state)
@@ -523,10 +541,144 @@ static void test_dense_range_table(void **state)
     remove_dir(dir);
 }
 
+/* Reads a whole file. */
+static uint8_t *slurp(const char *path, size_t *size)
+{
+    FILE *in = fopen(path, "rb");
+    assert_non_null(in);
+    fseek(in, 0, SEEK_END);
+    *size = (size_t)ftell(in);
+    fseek(in, 0, SEEK_SET);
+    uint8_t *f = malloc(*size + 1);
+    assert_int_equal(fread(f, 1, *size, in), *size);
+    fclose(in);
+    return f;
+}
+
+static void spit(const char *path, const uint8_t *f, size_t size)
+{
+    FILE *o = fopen(path, "wb");
+    assert_non_null(o);
+    assert_int_equal(fwrite(f, 1, size, o), size);
+    fclose(o);
+}
+
+/* The open-time check on 1 and on 5 threads: the same answer, the same error. */
+static void expect_same_open(const char *path, int code, const char *needle)
+{
+    splade_index *ix = NULL;
+    assert_int_equal(splade_index_open(path, &ix), code);
+    char serial[1024];
+    snprintf(serial, sizeof serial, "%s", code ? splade_error_detail() : "");
+    splade_index_close(ix);
+    ix = NULL;
+    assert_int_equal(splade_index_open_threads(path, 5, &ix), code);
+    if (code)
+        assert_string_equal(splade_error_detail(), serial);
+    splade_index_close(ix);
+    if (needle && !strstr(serial, needle))
+        fail_msg("error \"%s\" lacks \"%s\"", serial, needle);
+}
+
+/* The build on several threads writes sections in pieces (copied and checksummed on threads, CRCs
+ * combined) and verifies on threads: with 4 KB pieces, so that every large section spans many,
+ * the file is byte-identical for 1, 2 and 7 threads, and a damaged copy is refused by the threaded
+ * check exactly as by the serial one (posting block, range table, checksum). */
+static void test_threaded_write_and_verify(void **state)
+{
+    (void)state;
+    size_t saved = splade_index_piece_bytes;
+    splade_index_piece_bytes = 4096;
+    setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+    enum { N = 3000, L = 40 };
+    char *dirs[3];
+    const int threads[3] = {1, 2, 7};
+    uint8_t *files[3];
+    size_t sizes[3];
+    for (int r = 0; r < 3; r++) {
+        dirs[r] = tmp_dir();
+        splade_index_builder *b;
+        assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+        uint64_t x = 12345;
+        for (uint32_t d = 0; d < N; d++) {
+            char id[16], tok[16];
+            snprintf(id, sizeof id, "d%u", d);
+            uint32_t doc;
+            int32_t t[L];
+            float w[L];
+            assert_int_equal(splade_builder_add_doc(b, "t", id, "", "", d + 1, &doc), 0);
+            for (int i = 0; i < L; i++) { /* distinct terms: a topic block of 20, then spread ones */
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t term = i < 20 ? (d % 37) * 20 + (uint32_t)i : 1000 + (uint32_t)i * 500 + (uint32_t)(x >> 40) % 500;
+                snprintf(tok, sizeof tok, "w%u", term);
+                assert_int_equal(splade_builder_term(b, tok, strlen(tok), &t[i]), 0);
+                w[i] = 0.05f + (float)((x >> 20) % 1000) / 300.0f;
+            }
+            assert_int_equal(splade_builder_set_vector(b, doc, t, w, L), 0);
+        }
+        splade_builder_set_threads(b, threads[r]);
+        splade_build_stats st;
+        assert_int_equal(splade_builder_write(b, dirs[r], &st), 0);
+        assert_int_equal(st.n_postings, (uint64_t)N * L);
+        splade_builder_free(b);
+        char path[512];
+        index_path(dirs[r], path, sizeof path);
+        files[r] = slurp(path, &sizes[r]);
+        assert_true(sizes[r] > 64 * 4096); /* sections of many pieces */
+        expect_same_open(path, 0, NULL);
+    }
+    for (int r = 1; r < 3; r++) {
+        assert_int_equal(sizes[r], sizes[0]);
+        assert_memory_equal(files[r], files[0], sizes[0]);
+    }
+    uint8_t *f = files[0];
+    spx_header h;
+    memcpy(&h, f, sizeof h);
+    spx_section sec[SEC_COUNT_] = {0};
+    for (uint32_t i = 0; i < h.n_sections; i++) {
+        spx_section s;
+        memcpy(&s, f + sizeof h + 32u * i, sizeof s);
+        sec[s.id] = s;
+    }
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/bad.spx", dirs[0]);
+    uint8_t *g = malloc(sizes[0]);
+    /* a doc id gap byte near the end of POSTINGS (the last terms: the last thread's share) */
+    memcpy(g, f, sizes[0]);
+    g[sec[SEC_POSTINGS].offset + sec[SEC_POSTINGS].length - 40] ^= 0x5a;
+    spit(bad, g, sizes[0]);
+    expect_same_open(bad, SPLADE_ERR_CHECKSUM, "POSTINGS");
+    fix_crcs(g);
+    spit(bad, g, sizes[0]);
+    expect_same_open(bad, SPLADE_ERR_FORMAT, "posting block");
+    /* a sparse range table's n_ranges of the last term, and both kinds of damage at once */
+    memcpy(g, f, sizes[0]);
+    splade_range_term e;
+    uint64_t at = sec[SEC_RANGE_TERMS].offset + sec[SEC_RANGE_TERMS].length - sizeof e;
+    memcpy(&e, g + at, sizeof e);
+    e.n_ranges += 1000000;
+    memcpy(g + at, &e, sizeof e);
+    fix_crcs(g);
+    spit(bad, g, sizes[0]);
+    expect_same_open(bad, SPLADE_ERR_FORMAT, "range table");
+    g[sec[SEC_POSTINGS].offset + sec[SEC_POSTINGS].length - 40] ^= 0x5a;
+    fix_crcs(g);
+    spit(bad, g, sizes[0]);
+    expect_same_open(bad, SPLADE_ERR_FORMAT, "posting block"); /* blocks are checked before ranges */
+    unlink(bad);
+    free(g);
+    for (int r = 0; r < 3; r++) {
+        free(files[r]);
+        remove_dir(dirs[r]);
+    }
+    splade_index_piece_bytes = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c_known_value),
+        cmocka_unit_test(test_crc32c_combine),
         cmocka_unit_test(test_quantize),
         cmocka_unit_test(test_quantize_many_matches_scalar),
         cmocka_unit_test(test_block_codec_round_trip),
@@ -539,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_rebuild_replaces_atomically),
         cmocka_unit_test(test_missing_index),
         cmocka_unit_test(test_dense_range_table),
+        cmocka_unit_test(test_threaded_write_and_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,9 @@ const char *splade_index_dir(const char *arg);
 
 /* CRC32C (Castagnoli) of n bytes continuing from crc (start with 0). */
 uint32_t splade_crc32c(uint32_t crc, const void *data, size_t n);
+/* The CRC32C of A followed by B from crc_a = CRC32C(A), crc_b = CRC32C(B) and B's length (zlib's
+ * crc32_combine for the Castagnoli polynomial): lets pieces of a section be summed on several threads. */
+uint32_t splade_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 
 /* 8-bit linear quantization over [0, max]: max(1, round(w * 255 / max)); 0 for w <= 0.
  * The one function both the index and the query side use, so brute force can reproduce scores. */
@@ -59,7 +62,8 @@ typedef struct {
     double reorder_s;         /* part of invert_s: choosing the document order (0 if kept) */
     double scatter_s;         /* part of invert_s: quantizing and grouping postings by term (radix passes) */
     double encode_s;          /* part of invert_s: block and range encoding */
-    double verify_s;          /* part of write_s: re-opening and checking the written file */
+    double verify_s;          /* part of write_s: fsync of the written file and, at the same time, re-opening and
+                               * checking it (install.c) */
 } splade_build_stats;
 
 typedef struct splade_index_builder splade_index_builder;

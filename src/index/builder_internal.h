@@ -61,8 +61,9 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out);
 int splade_build_threads(int requested, uint64_t n_postings);
 void splade_inverted_free(splade_inverted *inv);
 
-/* Writes the index file at path (created exclusively), fsyncs it. */
-int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, const char *path,
-                      uint64_t *file_bytes);
+/* Writes the index file at path (created exclusively) on `threads` threads and returns it open in
+ * *fd_out, complete but not yet fsynced: the caller fsyncs and closes it. */
+int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, const char *path, int threads,
+                      uint64_t *file_bytes, int *fd_out);
 
 #endif

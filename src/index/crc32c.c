@@ -54,3 +54,43 @@ uint32_t splade_crc32c(uint32_t crc, const void *data, size_t n)
 #endif
     return ~crc_table(crc, p, n);
 }
+
+/* Combination (zlib 1.2.12's crc32_combine, reflected Castagnoli polynomial): CRC(A B) =
+ * CRC(A) × x^(8 len_b) mod P xor CRC(B), with polynomials as reflected 32-bit words. */
+#define POLY 0x82F63B78u
+
+static uint32_t mult_mod_p(uint32_t a, uint32_t b) /* a × b mod P */
+{
+    uint32_t m = 1u << 31, p = 0;
+    for (;;) {
+        if (a & m) {
+            p ^= b;
+            if ((a & (m - 1)) == 0)
+                break;
+        }
+        m >>= 1;
+        b = b & 1 ? (b >> 1) ^ POLY : b >> 1;
+    }
+    return p;
+}
+
+static uint32_t x2n[32]; /* x^(2^k) mod P */
+static pthread_once_t x2n_once = PTHREAD_ONCE_INIT;
+
+static void make_x2n(void)
+{
+    uint32_t p = 1u << 30; /* x^1 */
+    x2n[0] = p;
+    for (int k = 1; k < 32; k++)
+        x2n[k] = p = mult_mod_p(p, p);
+}
+
+uint32_t splade_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b)
+{
+    pthread_once(&x2n_once, make_x2n);
+    uint32_t p = 1u << 31; /* x^0 */
+    for (uint64_t n = len_b * 8, k = 0; n; n >>= 1, k++)
+        if (n & 1)
+            p = mult_mod_p(x2n[k & 31], p);
+    return mult_mod_p(p, crc_a) ^ crc_b;
+}

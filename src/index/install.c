@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "index/builder_internal.h"
+#include "index/reader_internal.h"
 #include "splade.h"
 
 #define TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
@@ -76,16 +78,33 @@ static int sync_dir(const char *dir)
     return rc;
 }
 
-static int verify(const char *path)
+/* The new file, re-opened like a query opens it: every check of splade_index_open (header, size,
+ * each section's CRC32C, every offset table, every posting block and range table), on `threads`
+ * threads. */
+static int verify(const char *path, int threads)
 {
     splade_index *ix;
-    int rc = splade_index_open(path, &ix);
+    int rc = splade_index_open_threads(path, threads, &ix);
     if (rc < 0)
         return rc;
     splade_index_close(ix);
     return SPLADE_OK;
 }
 
+typedef struct {
+    int fd, err;
+} sync_job;
+
+static void *fsync_file(void *arg)
+{
+    sync_job *j = arg;
+    j->err = fsync(j->fd) == 0 ? 0 : errno;
+    return NULL;
+}
+
+/* Write, then fsync and verify at the same time (the disk works while the CPUs check the pages
+ * just written; the check reads the page cache, which is what the fsync writes out), then rename:
+ * only a file both durable and verified takes the index's name. */
 static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
                              splade_build_stats *st)
 {
@@ -94,10 +113,23 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
         snprintf(final, sizeof final, "%s/%s", dir, SPLADE_INDEX_FILE) >= (int)sizeof final)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
     unlink(tmp); /* a leftover of an earlier process that had our pid */
-    int rc = splade_write_file(b, inv, tmp, &st->file_bytes);
+    int threads = splade_build_threads(b->threads, inv->n_postings), fd = -1;
+    int rc = splade_write_file(b, inv, tmp, threads, &st->file_bytes, &fd);
     double t0 = now_s();
-    if (rc == 0)
-        rc = verify(tmp);
+    if (rc == 0) {
+        sync_job sj = {fd, 0};
+        pthread_t tid;
+        int async = pthread_create(&tid, NULL, fsync_file, &sj) == 0;
+        rc = verify(tmp, threads);
+        if (async)
+            pthread_join(tid, NULL);
+        else
+            fsync_file(&sj);
+        if (sj.err && rc == 0)
+            rc = splade_fail(SPLADE_ERR_IO, "%s: fsync failed: %s", tmp, strerror(sj.err));
+    }
+    if (fd >= 0 && close(fd) != 0 && rc == 0)
+        rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
     st->verify_s = now_s() - t0;
     if (rc == 0 && rename(tmp, final) != 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: cannot rename to %s: %s", tmp, final, strerror(errno));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "index/builder_internal.h"
+#include "index/parallel.h"
 #include "index/postings.h"
 #include "index/quantize.h"
 #include "index/reorder.h"
@@ -28,14 +29,6 @@ static void *big_alloc(size_t n)
         return NULL;
     madvise(p, (n + huge - 1) & ~(huge - 1), MADV_HUGEPAGE); /* a hint: failure is harmless */
     return p;
-}
-
-static float global_max(const splade_index_builder *b)
-{
-    float m = 0;
-    for (uint64_t i = 0; i < b->fn; i++)
-        m = b->fweights[i] > m ? b->fweights[i] : m;
-    return m;
 }
 
 /* Postings of every term, grouped by term (CSR): docs ascending because documents are
@@ -59,24 +52,6 @@ static void prefetch_doc(const splade_index_builder *b, uint32_t d)
     }
 }
 
-/* Runs fn on args[0..n) (stride bytes apart): jobs 1..n-1 on new threads, job 0 on the calling
- * thread. A job whose thread cannot start runs on the calling thread afterwards: jobs write disjoint
- * data, so the result never depends on which thread ran what. */
-static void run_jobs(int n, void *(*fn)(void *), void *args, size_t stride)
-{
-    pthread_t tid[SPLADE_MAX_THREADS];
-    int started[SPLADE_MAX_THREADS] = {0};
-    for (int i = 1; i < n; i++)
-        started[i] = pthread_create(&tid[i], NULL, fn, (char *)args + (size_t)i * stride) == 0;
-    fn(args);
-    for (int i = 1; i < n; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            fn((char *)args + (size_t)i * stride);
-    }
-}
-
 int splade_build_threads(int requested, uint64_t n_postings)
 {
     long n = requested > 0 ? requested : sysconf(_SC_NPROCESSORS_ONLN);
@@ -91,11 +66,14 @@ int splade_build_threads(int requested, uint64_t n_postings)
  * postings, laid out where those terms' lists will be), pass 2 splits each bucket, through a cached
  * scratch copy, into its terms' lists. Both passes run on P threads: in pass 1 thread j takes the
  * j-th slice of internal ids and writes, inside each bucket, after the postings of the slices before
- * it (per-thread counts give the cursors); in pass 2 threads take whole buckets. Documents are
- * visited in internal-id order within a slice, slices are laid out in order and both passes are
+ * it (per-(slice, bucket) counts give the cursors); in pass 2 threads take whole buckets. Documents
+ * are visited in internal-id order within a slice, slices are laid out in order and both passes are
  * stable, so every list comes out ascending and identical for any P. Memory: 6 bytes per posting
- * plus the scratch, all of it touched once (fresh pages cost as much as the passes on our VMs). */
-#define BUCKET_POSTINGS (4u << 20)
+ * plus the scratch, all of it touched once (fresh pages cost as much as the passes on our VMs).
+ * Buckets of at most 1M postings (was 4M): each thread's scratch is 6 bytes per posting of the
+ * largest bucket it splits, so 16 threads touched ~380 MB of fresh scratch with 4M, ~100 MB now;
+ * pass 1 then has ~1.5x more buckets open, measured no slower (2 threads, 1M documents). */
+#define BUCKET_POSTINGS (1u << 20)
 
 typedef struct {
     uint32_t n, *first; /* bucket i holds terms [first[i], first[i + 1]) */
@@ -190,37 +168,92 @@ static void *split_pass(void *arg)
     return NULL;
 }
 
-/* Postings of every term, grouped by term (CSR), on P threads. */
-static int scatter(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, float max, int P,
-                   csr *c)
+/* The counts that lay pass 1 out, in two parallel passes over the forward arrays in builder order
+ * (sequential reads: reading them in internal-id order, as pass 1 must, costs several times more
+ * per posting). Pass A, over builder documents [from, to): postings per term (cnt), the longest
+ * document and the largest weight; it also records the slice (the thread of pass 1) of internal ids
+ * [sfrom, sto). Pass B: postings per (slice, bucket) (bcnt), once the buckets are known. */
+typedef struct {
+    const splade_index_builder *b;
+    const int32_t *remap;
+    const uint32_t *order;
+    uint32_t from, to, sfrom, sto, slice;
+    uint32_t *cnt;     /* A: [T + 1] */
+    uint8_t *slice_of; /* builder document -> slice */
+    const buckets *k;
+    uint64_t *bcnt;    /* B: [P][k->n] */
+    uint32_t longest;
+    float max;
+} count_job;
+
+static void *count_terms(void *arg)
+{
+    count_job *j = arg;
+    const splade_index_builder *b = j->b;
+    for (uint32_t nd = j->sfrom; nd < j->sto; nd++)
+        j->slice_of[j->order ? j->order[nd] : nd] = (uint8_t)j->slice;
+    float m = 0;
+    for (uint32_t d = j->from; d < j->to; d++) {
+        const int32_t *ft = b->fterms + b->fwd_off[d];
+        const float *fw = b->fweights + b->fwd_off[d];
+        for (uint32_t i = 0; i < b->fwd_len[d]; i++) {
+            j->cnt[j->remap ? j->remap[ft[i]] : ft[i]]++;
+            m = fw[i] > m ? fw[i] : m;
+        }
+        j->longest = b->fwd_len[d] > j->longest ? b->fwd_len[d] : j->longest;
+    }
+    j->max = m;
+    return NULL;
+}
+
+static void *count_buckets(void *arg)
+{
+    count_job *j = arg;
+    const splade_index_builder *b = j->b;
+    const uint32_t *of_term = j->k->of_term;
+    for (uint32_t d = j->from; d < j->to; d++) {
+        const int32_t *ft = b->fterms + b->fwd_off[d];
+        uint64_t *bc = j->bcnt + (size_t)j->slice_of[d] * j->k->n;
+        for (uint32_t i = 0; i < b->fwd_len[d]; i++)
+            bc[of_term[j->remap ? j->remap[ft[i]] : ft[i]] >> 8]++;
+    }
+    return NULL;
+}
+
+/* Postings of every term, grouped by term (CSR), on P threads; *max_out: the largest weight of the
+ * collection (the quantization scale), found on the way. */
+static int scatter(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, int P, csr *c,
+                   float *max_out)
 {
     size_t T = (size_t)(uint32_t)b->n_terms, n = b->fn ? b->fn : 1;
     uint32_t N = b->ids.n, longest_doc = 0;
     c->start = calloc(T + 1, sizeof *c->start);
-    uint32_t *cnt = calloc((size_t)P * (T + 1), sizeof *cnt);         /* [slice][term] postings */
-    uint8_t *slice = P > 1 ? malloc((size_t)N + 1) : NULL;            /* builder doc -> slice */
-    if (!c->start || !cnt || (P > 1 && !slice)) {
+    uint32_t *cnt = calloc((size_t)P * (T + 1), sizeof *cnt); /* [thread][term] postings */
+    uint8_t *slice_of = malloc((size_t)N + 1);
+    if (!c->start || !cnt || !slice_of) {
         free(cnt);
-        free(slice);
+        free(slice_of);
         return splade_fail(SPLADE_ERR_NOMEM, "postings of %llu entries", (unsigned long long)b->fn);
     }
-    for (int j = 0; j < P && slice; j++)
-        for (uint32_t nd = (uint32_t)((uint64_t)N * j / P); nd < (uint32_t)((uint64_t)N * (j + 1) / P); nd++)
-            slice[order ? order[nd] : nd] = (uint8_t)j;
-    for (uint32_t d = 0; d < N; d++) { /* counts, reading the forward arrays sequentially */
-        uint32_t *cj = cnt + (slice ? (size_t)slice[d] * (T + 1) : 0);
-        const int32_t *ft = b->fterms + b->fwd_off[d];
-        for (uint32_t i = 0; i < b->fwd_len[d]; i++)
-            cj[remap ? remap[ft[i]] : ft[i]]++;
-        longest_doc = b->fwd_len[d] > longest_doc ? b->fwd_len[d] : longest_doc;
+    count_job cj[SPLADE_MAX_THREADS];
+    for (int j = 0; j < P; j++)
+        cj[j] = (count_job){b, remap, order, (uint32_t)((uint64_t)N * j / P), (uint32_t)((uint64_t)N * (j + 1) / P),
+                            (uint32_t)((uint64_t)N * j / P), (uint32_t)((uint64_t)N * (j + 1) / P), (uint32_t)j,
+                            cnt + (size_t)j * (T + 1), slice_of, NULL, NULL, 0, 0};
+    splade_run_jobs(P, count_terms, cj, sizeof *cj);
+    float max = 0;
+    for (int j = 0; j < P; j++) {
+        longest_doc = cj[j].longest > longest_doc ? cj[j].longest : longest_doc;
+        max = cj[j].max > max ? cj[j].max : max;
     }
+    *max_out = max;
     for (size_t t = 0; t < T; t++) {
         uint64_t tot = 0;
         for (int j = 0; j < P; j++)
             tot += cnt[(size_t)j * (T + 1) + t];
         c->start[t + 1] = c->start[t] + tot;
     }
-    free(slice);
+    free(cnt);
     buckets k = {0};
     int rc = make_buckets(c, (uint32_t)T, &k);
     size_t sn = (size_t)k.largest + 1;
@@ -238,21 +271,29 @@ static int scatter(const splade_index_builder *b, const int32_t *remap, const ui
                                 &next};
         ok = ok && jobs[j].q && jobs[j].sd && jobs[j].si && jobs[j].sl;
     }
+    uint64_t *bcnt = rc == 0 && ok ? calloc((size_t)P * P * k.n + 1, sizeof *bcnt) : NULL; /* [thread][slice][bucket] */
+    if (rc == 0 && ok && !bcnt)
+        ok = 0;
     if (rc == 0 && !ok)
         rc = splade_fail(SPLADE_ERR_NOMEM, "postings of %llu entries", (unsigned long long)b->fn);
     if (rc == 0) {
+        for (int j = 0; j < P; j++) {
+            cj[j].k = &k;
+            cj[j].bcnt = bcnt + (size_t)j * P * k.n;
+        }
+        splade_run_jobs(P, count_buckets, cj, sizeof *cj);
         for (uint32_t i = 0; i < k.n; i++) { /* slice j writes after slices 0..j-1 in each bucket */
             uint64_t at = c->start[k.first[i]];
             for (int j = 0; j < P; j++) {
                 bcur[(size_t)j * (k.n + 1) + i] = at;
-                for (uint32_t t = k.first[i]; t < k.first[i + 1]; t++)
-                    at += cnt[(size_t)j * (T + 1) + t];
+                for (int th = 0; th < P; th++)
+                    at += bcnt[((size_t)th * P + j) * k.n + i];
             }
         }
-        run_jobs(P, bucket_pass, jobs, sizeof *jobs);
+        splade_run_jobs(P, bucket_pass, jobs, sizeof *jobs);
         for (int j = 0; j < P; j++)
             jobs[j].cur = cur;
-        run_jobs(P, split_pass, jobs, sizeof *jobs);
+        splade_run_jobs(P, split_pass, jobs, sizeof *jobs);
     }
     for (int j = 0; j < P; j++) {
         free(jobs[j].q);
@@ -260,7 +301,8 @@ static int scatter(const splade_index_builder *b, const int32_t *remap, const ui
         free(jobs[j].si);
         free(jobs[j].sl);
     }
-    free(cnt);
+    free(bcnt);
+    free(slice_of);
     free(k.first);
     free(k.of_term);
     free(low);
@@ -398,7 +440,7 @@ static int encode_terms(const csr *c, int32_t T, uint32_t n_docs, int P, splade_
     }
     int rc = SPLADE_OK;
     if (ok)
-        run_jobs(P, encode_part, jobs, sizeof *jobs);
+        splade_run_jobs(P, encode_part, jobs, sizeof *jobs);
     for (int j = 0; j < P; j++)
         ok = ok && jobs[j].post_len != SIZE_MAX;
     if (!ok) {
@@ -489,8 +531,6 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
     int32_t *order = NULL, *remap = NULL;
     if (b->dynamic_vocab && (rc = sorted_vocab(b, &order, &remap)) < 0)
         return rc;
-    float max = global_max(b);
-    out->doc_scale = max > 0 ? max / 255.0f : 0;
     out->n_postings = b->fn;
     out->vocab_order = order;
     struct timespec t0, t1;
@@ -504,7 +544,9 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->reorder_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     csr c = {0};
-    rc = scatter(b, remap, out->doc_order, max, P, &c);
+    float max = 0;
+    rc = scatter(b, remap, out->doc_order, P, &c, &max);
+    out->doc_scale = max > 0 ? max / 255.0f : 0;
     free(remap);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     out->scatter_s = (double)(t0.tv_sec - t1.tv_sec) + (double)(t0.tv_nsec - t1.tv_nsec) * 1e-9;

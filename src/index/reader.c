@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "index/parallel.h"
 #include "index/reader_internal.h"
 #include "splade.h"
 
@@ -81,16 +82,81 @@ static const char *section_name(uint32_t id)
     return id < SEC_COUNT_ ? names[id] : "unknown";
 }
 
+/* The CRC of every section; pieces of about 1/threads of the file summed on threads. */
+typedef struct {
+    const uint8_t *p;
+    size_t n;
+    uint32_t crc;
+} crc_piece;
+
+typedef struct {
+    crc_piece *pieces;
+    size_t from, to;
+} crc_job;
+
+static void *crc_pieces(void *arg)
+{
+    crc_job *j = arg;
+    for (size_t i = j->from; i < j->to; i++)
+        j->pieces[i].crc = splade_crc32c(0, j->pieces[i].p, j->pieces[i].n);
+    return NULL;
+}
+
+static uint64_t in_file(const splade_index *ix, const spx_section *s) /* length, 0 if outside (reported later) */
+{
+    return s->offset > ix->size || s->length > ix->size - s->offset ? 0 : s->length;
+}
+
+static int section_crcs(const splade_index *ix, const spx_section *tab, uint32_t n, uint32_t *crc)
+{
+    enum { MAX_THREADS = 64 };
+    int P = ix->threads < 1 ? 1 : ix->threads > MAX_THREADS ? MAX_THREADS : ix->threads;
+    uint64_t total = 0, len[SPX_MAX_SECTIONS];
+    for (uint32_t i = 0; i < n; i++)
+        total += len[i] = in_file(ix, &tab[i]);
+    size_t piece = (size_t)(total / (uint64_t)P / 4) + 1; /* ~4 pieces per thread: sections differ in size */
+    size_t least = splade_index_piece_bytes ? splade_index_piece_bytes : 1;
+    piece = piece < least ? least : piece;
+    size_t n_pieces = 0;
+    for (uint32_t i = 0; i < n; i++)
+        n_pieces += len[i] / piece + 1;
+    crc_piece *pc = malloc(n_pieces * sizeof *pc);
+    if (!pc)
+        return splade_fail(SPLADE_ERR_NOMEM, "%s: checksums", ix->path);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint64_t o = 0; o == 0 || o < len[i]; o += piece) {
+            uint64_t m = len[i] - o < piece ? len[i] - o : piece;
+            pc[k++] = (crc_piece){len[i] ? ix->map + tab[i].offset + o : ix->map, (size_t)m, 0};
+        }
+    crc_job jobs[MAX_THREADS];
+    for (int j = 0; j < P; j++)
+        jobs[j] = (crc_job){pc, k * (size_t)j / (size_t)P, k * (size_t)(j + 1) / (size_t)P};
+    splade_run_jobs(P, crc_pieces, jobs, sizeof *jobs);
+    k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        crc[i] = pc[k++].crc;
+        for (uint64_t o = piece; o < len[i]; o += piece, k++)
+            crc[i] = splade_crc32c_combine(crc[i], pc[k].crc, pc[k].n);
+    }
+    free(pc);
+    return SPLADE_OK;
+}
+
 static int check_sections(splade_index *ix, const spx_header *h, const char *path)
 {
     const spx_section *tab = (const spx_section *)(ix->map + sizeof *h);
+    uint32_t crc[SPX_MAX_SECTIONS];
+    int rc = section_crcs(ix, tab, h->n_sections, crc); /* first, on threads; checked in the loop's order */
+    if (rc < 0)
+        return rc;
     for (uint32_t i = 0; i < h->n_sections; i++) {
         const spx_section *s = &tab[i];
         if (s->offset > ix->size || s->length > ix->size - s->offset)
             return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s lies outside the file", path, section_name(s->id));
         if (s->offset % SPX_ALIGN) /* the tables are read in place as u32/u64 arrays */
             return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s is not 64-byte aligned", path, section_name(s->id));
-        if (splade_crc32c(0, ix->map + s->offset, s->length) != s->crc)
+        if (crc[i] != s->crc)
             return splade_fail(SPLADE_ERR_CHECKSUM, "%s: checksum mismatch in section %s (corrupted index)", path,
                                section_name(s->id));
         if (s->id > 0 && s->id < SEC_COUNT_) {
@@ -108,12 +174,18 @@ static int check_sections(splade_index *ix, const spx_header *h, const char *pat
 
 int splade_index_open(const char *dir, splade_index **out)
 {
+    return splade_index_open_threads(dir, 1, out);
+}
+
+int splade_index_open_threads(const char *dir, int threads, splade_index **out)
+{
     if (!dir || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open: NULL argument");
     *out = NULL;
     splade_index *ix = calloc(1, sizeof *ix);
     if (!ix)
         return splade_fail(SPLADE_ERR_NOMEM, "index");
+    ix->threads = threads;
     const spx_header *h = NULL;
     int rc = resolve_path(dir, ix->path, sizeof ix->path);
     if (rc == 0)

@@ -24,8 +24,13 @@ struct splade_index {
     char *model_name, *model_dir;
     uint32_t *lookup;       /* hash slots (term + 1) for an unsorted vocabulary, built on demand */
     uint32_t n_lookup;
+    int threads;            /* threads the open-time checks may use (1 for splade_index_open) */
 };
 
 int splade_index_parse_tables(splade_index *ix);
+
+/* splade_index_open with every check of the file spread over `threads` threads: the same checks,
+ * the same result and error (the builder's verification of a new file, install.c). */
+int splade_index_open_threads(const char *path, int threads, splade_index **out);
 
 #endif

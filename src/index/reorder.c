@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/parallel.h"
 #include "splade.h"
 
 #define SAMPLE_EVERY 8   /* documents the centroids are trained on: 1 in 8 */
@@ -161,16 +162,17 @@ static void normalize(float *w, uint32_t n)
         w[i] *= inv;
 }
 
-/* New centroids: the mean of each cluster's members, cut to its CENT_TERMS largest terms. Members
- * are sample documents [start[i], start[i + 1]) of (t, w) grouped by cluster in `by`. */
-static void update_centroids(centroids *c, const uint32_t *st, const uint32_t *t, const float *w,
-                             const uint32_t *by, const uint32_t *cstart, vote *v)
+/* New centroids [cl0, cl1): the mean of each cluster's members, cut to its CENT_TERMS largest terms.
+ * Members are sample documents i, (t, w)[i × TOP_TERMS ..][0 .. len[i]), grouped by cluster in `by`.
+ * Each cluster's result depends on its members only, so clusters can be split among threads. */
+static void update_centroids(centroids *c, uint32_t cl0, uint32_t cl1, const uint32_t *len, const uint32_t *t,
+                             const float *w, const uint32_t *by, const uint32_t *cstart, vote *v)
 {
-    for (uint32_t cl = 0; cl < c->k; cl++) {
+    for (uint32_t cl = cl0; cl < cl1; cl++) {
         if (cstart[cl] == cstart[cl + 1])
             continue; /* empty: keeps its centroid */
         for (uint32_t m = cstart[cl]; m < cstart[cl + 1]; m++)
-            for (uint32_t x = st[by[m]]; x < st[by[m] + 1]; x++)
+            for (size_t x = (size_t)by[m] * TOP_TERMS; x < (size_t)by[m] * TOP_TERMS + len[by[m]]; x++)
                 vote_add(v, t[x], w[x]);
         uint32_t *ct = c->term + (size_t)cl * CENT_TERMS, n = 0;
         float *cw = c->w + (size_t)cl * CENT_TERMS, inv = 1.0f / (float)(cstart[cl + 1] - cstart[cl]);
@@ -213,7 +215,7 @@ static int sort_by(const uint32_t *ids, uint32_t n, const uint32_t *key, uint32_
 }
 
 typedef struct {
-    uint32_t n, *st, *t; /* sample document i: (t, w)[st[i] .. st[i + 1]) */
+    uint32_t n, *len, *t; /* sample document i: (t, w)[i × TOP_TERMS ..][0 .. len[i]) */
     float *w;
     uint32_t *cl, *by, *cstart;
 } sample;
@@ -227,7 +229,7 @@ typedef struct {
 
 static void free_state(state *x)
 {
-    void *p[] = {x->v.acc, x->v.touched, x->s.st, x->s.t, x->s.w, x->s.cl, x->s.by, x->s.cstart, x->c.term,
+    void *p[] = {x->v.acc, x->v.touched, x->s.len, x->s.t, x->s.w, x->s.cl, x->s.by, x->s.cstart, x->c.term,
                  x->c.w, x->c.istart, x->c.inv, x->label, x->strongest, x->ids, x->order};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         free(p[i]);
@@ -245,7 +247,7 @@ static int alloc_state(uint32_t N, uint32_t T, state *x)
               malloc(C * sizeof(struct posting_cw))},
         .label = malloc(((size_t)N + 1) * 4), .strongest = malloc(((size_t)N + 1) * 4),
         .ids = malloc(((size_t)N + 1) * 4), .order = malloc(((size_t)N + 1) * 4)};
-    void *p[] = {x->v.acc, x->v.touched, x->s.st, x->s.t, x->s.w, x->s.cl, x->s.by, x->s.cstart, x->c.term,
+    void *p[] = {x->v.acc, x->v.touched, x->s.len, x->s.t, x->s.w, x->s.cl, x->s.by, x->s.cstart, x->c.term,
                  x->c.w, x->c.istart, x->c.inv, x->label, x->strongest, x->ids, x->order};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         if (!p[i])
@@ -253,14 +255,16 @@ static int alloc_state(uint32_t N, uint32_t T, state *x)
     return SPLADE_OK;
 }
 
-/* Documents [from, to) to their nearest centroids with vote scratch v: sample documents (training
- * rounds, representation precomputed) or all documents (the final pass). */
+/* One thread's share of a pass over documents, sample documents or clusters, with its own vote
+ * scratch v (sized for terms and clusters). */
+enum { SAMPLE_TERMS, SAMPLE_ASSIGN, UPDATE, FINAL_ASSIGN };
+
 typedef struct {
     const splade_index_builder *b;
     state *x;
     uint32_t from, to;
     vote v;
-    int sample;
+    int what;
 } assign_job;
 
 static void *assign_range(void *arg)
@@ -268,41 +272,59 @@ static void *assign_range(void *arg)
     assign_job *j = arg;
     uint32_t t[TOP_TERMS];
     float w[TOP_TERMS];
-    const sample *s = &j->x->s;
-    for (uint32_t i = j->from; j->sample && i < j->to; i++)
-        s->cl[i] = nearest(&j->x->c, s->t + s->st[i], s->w + s->st[i], s->st[i + 1] - s->st[i], &j->v, j->x->c.k);
-    for (uint32_t d = j->from; !j->sample && d < j->to; d++) {
-        uint32_t n = top_terms(j->b, d, FINAL_TERMS, t, w, &j->x->strongest[d]);
-        j->x->label[d] = nearest(&j->x->c, t, w, n, &j->v, j->x->c.k);
-    }
+    sample *s = &j->x->s;
+    centroids *c = &j->x->c;
+    if (j->what == SAMPLE_TERMS) /* the training representation of sample documents */
+        for (uint32_t i = j->from, strongest; i < j->to; i++)
+            s->len[i] = top_terms(j->b, i * SAMPLE_EVERY, TOP_TERMS, s->t + (size_t)i * TOP_TERMS,
+                                  s->w + (size_t)i * TOP_TERMS, &strongest);
+    else if (j->what == SAMPLE_ASSIGN)
+        for (uint32_t i = j->from; i < j->to; i++)
+            s->cl[i] = nearest(c, s->t + (size_t)i * TOP_TERMS, s->w + (size_t)i * TOP_TERMS, s->len[i], &j->v, c->k);
+    else if (j->what == UPDATE)
+        update_centroids(c, j->from, j->to, s->len, s->t, s->w, s->by, s->cstart, &j->v);
+    else
+        for (uint32_t d = j->from; d < j->to; d++) {
+            uint32_t n = top_terms(j->b, d, FINAL_TERMS, t, w, &j->x->strongest[d]);
+            j->x->label[d] = nearest(c, t, w, n, &j->v, c->k);
+        }
     return NULL;
 }
 
-/* Splits an assignment pass over `threads` threads (the calling one included); each extra thread
- * has its own vote scratch. Falls back to fewer threads if one cannot start: same result. */
-static void assign_all(const splade_index_builder *b, state *x, int threads, int sample)
+/* Splits a pass over `threads` threads (the calling one included), each with its own vote scratch,
+ * over items [0, n) — documents, sample documents, or clusters weighted by their members (UPDATE).
+ * Uses fewer threads if scratch cannot be allocated: same result. */
+static void assign_all(const splade_index_builder *b, state *x, int threads, int what)
 {
     enum { MAX_THREADS = 64 };
-    uint32_t N = sample ? x->s.n : b->ids.n;
+    uint32_t N = what == FINAL_ASSIGN ? b->ids.n : what == UPDATE ? x->c.k : x->s.n;
     size_t V = (x->c.n_terms > x->c.k ? x->c.n_terms : x->c.k) + 1;
     threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
     assign_job jobs[MAX_THREADS];
-    pthread_t tid[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    uint32_t done_to = N;
-    for (int i = threads - 1; i >= 1; i--) {
-        jobs[i] = (assign_job){b, x, (uint32_t)((uint64_t)N * i / threads), done_to,
-                               {calloc(V, sizeof(float)), malloc(V * sizeof(uint32_t)), 0}, sample};
-        if (jobs[i].v.acc && jobs[i].v.touched && pthread_create(&tid[i], NULL, assign_range, &jobs[i]) == 0) {
-            started[i] = 1;
-            done_to = jobs[i].from;
+    jobs[0].v = x->v;
+    for (int i = 1; i < threads; i++) {
+        jobs[i].v = (vote){calloc(V, sizeof(float)), malloc(V * sizeof(uint32_t)), 0};
+        if (!jobs[i].v.acc || !jobs[i].v.touched) {
+            free(jobs[i].v.acc);
+            free(jobs[i].v.touched);
+            threads = i;
         }
     }
-    jobs[0] = (assign_job){b, x, 0, done_to, x->v, sample};
-    assign_range(&jobs[0]);
+    uint32_t from = 0;
+    for (int i = 0; i < threads; i++) {
+        uint32_t to = (uint32_t)((uint64_t)N * (i + 1) / threads);
+        if (what == UPDATE) { /* about equal members per thread */
+            uint64_t until = (uint64_t)x->s.n * (i + 1) / threads;
+            for (to = from; to < N && x->s.cstart[to] < until;)
+                to++;
+        }
+        if (i == threads - 1)
+            to = N;
+        jobs[i] = (assign_job){b, x, from, to, jobs[i].v, what};
+        from = to;
+    }
+    splade_run_jobs(threads, assign_range, jobs, sizeof *jobs);
     for (int i = 1; i < threads; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
         free(jobs[i].v.acc);
         free(jobs[i].v.touched);
     }
@@ -312,19 +334,12 @@ static void train(const splade_index_builder *b, state *x, int threads)
 {
     sample *s = &x->s;
     centroids *c = &x->c;
-    vote *v = &x->v;
-    uint32_t e = 0;
-    for (uint32_t i = 0; i < s->n; i++) {
-        s->st[i] = e;
-        uint32_t strongest;
-        e += top_terms(b, i * SAMPLE_EVERY, TOP_TERMS, s->t + e, s->w + e, &strongest);
-    }
-    s->st[s->n] = e;
+    assign_all(b, x, threads, SAMPLE_TERMS);
     for (uint32_t cl = 0; cl < c->k; cl++) { /* seeds: evenly spaced sample documents */
-        uint32_t i = (uint32_t)(((uint64_t)cl * 2654435761u) % s->n), n = s->st[i + 1] - s->st[i];
+        uint32_t i = (uint32_t)(((uint64_t)cl * 2654435761u) % s->n), n = s->len[i];
         for (uint32_t j = 0; j < CENT_TERMS; j++) {
-            c->term[(size_t)cl * CENT_TERMS + j] = j < n ? s->t[s->st[i] + j] : UINT32_MAX;
-            c->w[(size_t)cl * CENT_TERMS + j] = j < n ? s->w[s->st[i] + j] : 0;
+            c->term[(size_t)cl * CENT_TERMS + j] = j < n ? s->t[(size_t)i * TOP_TERMS + j] : UINT32_MAX;
+            c->w[(size_t)cl * CENT_TERMS + j] = j < n ? s->w[(size_t)i * TOP_TERMS + j] : 0;
         }
         normalize(c->w + (size_t)cl * CENT_TERMS, n < CENT_TERMS ? n : CENT_TERMS);
         s->cl[i] = cl;
@@ -332,7 +347,7 @@ static void train(const splade_index_builder *b, state *x, int threads)
     for (int r = 0; r < ROUNDS; r++) {
         if (index_centroids(c) < 0)
             return; /* out of memory: the order is only an optimization, keep what we have */
-        assign_all(b, x, threads, 1);
+        assign_all(b, x, threads, SAMPLE_ASSIGN);
         memset(s->cstart, 0, ((size_t)c->k + 2) * sizeof *s->cstart);
         for (uint32_t i = 0; i < s->n; i++)
             s->cstart[s->cl[i] + 1]++;
@@ -343,7 +358,7 @@ static void train(const splade_index_builder *b, state *x, int threads)
         for (uint32_t cl = c->k + 1; cl-- > 0;)
             s->cstart[cl + 1] = s->cstart[cl];
         s->cstart[0] = 0;
-        update_centroids(c, s->st, s->t, s->w, s->by, s->cstart, v);
+        assign_all(b, x, threads, UPDATE);
     }
     index_centroids(c);
 }
@@ -355,7 +370,7 @@ int splade_reorder_docs(const splade_index_builder *b, int threads, uint32_t **o
     int rc = alloc_state(N, T, &x);
     if (rc == 0) {
         train(b, &x, threads);
-        assign_all(b, &x, threads, 0);
+        assign_all(b, &x, threads, FINAL_ASSIGN);
         for (uint32_t d = 0; d < N; d++)
             x.ids[d] = d;
         rc = sort_by(x.ids, N, x.strongest, T + 1, x.order);

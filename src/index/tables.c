@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/parallel.h"
 #include "index/reader_internal.h"
 #include "index/svb.h"
 #include "splade.h"
@@ -113,11 +114,19 @@ static int check_postings(splade_index *ix)
             return bad(ix, "block table");
     if (total != in->n_postings)
         return bad(ix, "posting count");
-    /* Every block as its term reads it: encoded bytes inside the section, doc ids strictly
-     * ascending within the term and below n_docs, the last one equal to the block's last_doc. The
-     * query code relies on all of this (accumulator indexes, skip loops ending inside a block). */
+    return SPLADE_OK;
+}
+
+/* Every block as its term reads it: encoded bytes inside the section, doc ids strictly ascending
+ * within the term and below n_docs, the last one equal to the block's last_doc. The query code
+ * relies on all of this (accumulator indexes, skip loops ending inside a block). Terms [t0, t1);
+ * returns 1 if all are valid. */
+static int blocks_valid(const splade_index *ix, uint32_t t0, uint32_t t1)
+{
+    const splade_index_info *in = &ix->info;
+    uint64_t data_end = ix->sec_len[SEC_POSTINGS] - 16;
     uint32_t scratch[SPLADE_BLOCK_SIZE];
-    for (uint32_t t = 0; t < in->n_terms; t++) {
+    for (uint32_t t = t0; t < t1; t++) {
         uint32_t n = ix->terms[t].n_postings, prev = 0;
         const splade_block_entry *blk = ix->blocks + ix->terms[t].first_block;
         for (uint32_t j = 0; (uint64_t)j * SPLADE_BLOCK_SIZE < n; j++) {
@@ -127,52 +136,114 @@ static int check_postings(splade_index *ix)
                 !svb_check(ix->sec[SEC_POSTINGS] + off + count, data_end - off - count, count, prev, j == 0,
                            in->n_docs, &prev, scratch) ||
                 prev != blk[j].last_doc)
-                return bad(ix, "posting block");
+                return 0;
         }
     }
-    return SPLADE_OK;
+    return 1;
 }
 
 /* A dense table (docs/FORMAT.md, "Range maxima"): one byte per range, inside the section, with
  * exactly n_ranges non-zero entries (BMP trusts both). */
-static int check_dense(const splade_index *ix, const splade_range_term *r, uint64_t n_ranges, uint64_t end)
+static int dense_valid(const splade_index *ix, const splade_range_term *r, uint64_t n_ranges, uint64_t end)
 {
     if (n_ranges > end - r->offset)
-        return bad(ix, "dense range table");
+        return 0;
     const uint8_t *m = ix->sec[SEC_RANGES] + r->offset;
     uint64_t nonzero = 0;
     for (uint64_t i = 0; i < n_ranges; i++)
         nonzero += m[i] != 0;
-    return nonzero == r->n_ranges ? SPLADE_OK : bad(ix, "dense range table");
+    return nonzero == r->n_ranges;
 }
 
-static int check_ranges(splade_index *ix)
+/* Terms [t0, t1)'s range tables; scratch holds n_ranges ids. Returns NULL if all are valid, else what
+ * is wrong with the first invalid one. */
+static const char *ranges_invalid(const splade_index *ix, uint32_t t0, uint32_t t1, uint32_t *scratch)
 {
-    uint32_t T = ix->info.n_terms;
     uint64_t n_ranges = ((uint64_t)ix->info.n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
-    if (ix->sec_len[SEC_RANGE_TERMS] != (uint64_t)T * sizeof(splade_range_term) || ix->sec_len[SEC_RANGES] < 16)
-        return bad(ix, "RANGE sections sizes");
-    ix->range_terms = (const splade_range_term *)ix->sec[SEC_RANGE_TERMS];
     uint64_t end = ix->sec_len[SEC_RANGES] - 16;
-    uint32_t *scratch = malloc((n_ranges + 1) * sizeof *scratch); /* a list holds at most n_ranges ids */
-    if (!scratch)
-        return splade_fail(SPLADE_ERR_NOMEM, "%s: range check", ix->path);
-    int rc = SPLADE_OK;
-    for (uint32_t t = 0; t < T && rc == SPLADE_OK; t++) {
+    for (uint32_t t = t0; t < t1; t++) {
         const splade_range_term *r = &ix->range_terms[t];
         uint32_t last;
         if (r->n_ranges > n_ranges || r->n_ranges > ix->terms[t].n_postings || r->offset > end ||
             (r->flags & ~(uint32_t)SPLADE_RANGES_DENSE))
-            rc = bad(ix, "range table");
-        else if (r->flags & SPLADE_RANGES_DENSE)
-            rc = check_dense(ix, r, n_ranges, end);
-        else if (r->n_ranges > end - r->offset ||
-                 !svb_check(ix->sec[SEC_RANGES] + r->offset + r->n_ranges, end - r->offset - r->n_ranges, r->n_ranges,
-                            0, 1, n_ranges, &last, scratch))
-            rc = bad(ix, "range table");
+            return "range table";
+        else if (r->flags & SPLADE_RANGES_DENSE) {
+            if (!dense_valid(ix, r, n_ranges, end))
+                return "dense range table";
+        } else if (r->n_ranges > end - r->offset ||
+                   !svb_check(ix->sec[SEC_RANGES] + r->offset + r->n_ranges, end - r->offset - r->n_ranges,
+                              r->n_ranges, 0, 1, n_ranges, &last, scratch))
+            return "range table";
     }
+    return NULL;
+}
+
+/* The per-term checks (posting blocks, then range tables) of terms [t0, t1), on one thread: the
+ * first invalid term of each kind. */
+typedef struct {
+    const splade_index *ix;
+    uint32_t t0, t1;
+    int check_ranges;
+    int blocks_ok;
+    const char *ranges_bad;
+    int nomem;
+} term_job;
+
+static void *check_terms(void *arg)
+{
+    term_job *j = arg;
+    const splade_index *ix = j->ix;
+    j->blocks_ok = blocks_valid(ix, j->t0, j->t1);
+    if (!j->check_ranges)
+        return NULL;
+    uint64_t n_ranges = ((uint64_t)ix->info.n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
+    uint32_t *scratch = malloc((n_ranges + 1) * sizeof *scratch); /* a list holds at most n_ranges ids */
+    if (!scratch)
+        j->nomem = 1;
+    else
+        j->ranges_bad = ranges_invalid(ix, j->t0, j->t1, scratch);
     free(scratch);
-    return rc;
+    return NULL;
+}
+
+/* The block checks of every term, then the range tables (the same checks and the same first error
+ * as one loop over the terms for each): on ix->threads threads, each over a run of terms holding
+ * about the same number of postings. */
+static int check_terms_all(splade_index *ix)
+{
+    enum { MAX_THREADS = 64 };
+    uint32_t T = ix->info.n_terms;
+    int ranges_sized = ix->sec_len[SEC_RANGE_TERMS] == (uint64_t)T * sizeof(splade_range_term) &&
+                       ix->sec_len[SEC_RANGES] >= 16;
+    ix->range_terms = (const splade_range_term *)ix->sec[SEC_RANGE_TERMS];
+    int P = ix->threads < 1 ? 1 : ix->threads > MAX_THREADS ? MAX_THREADS : ix->threads;
+    if (ix->info.n_postings < (1u << 16))
+        P = 1;
+    term_job jobs[MAX_THREADS];
+    uint64_t seen = 0, total = ix->info.n_postings + T; /* a term costs at least its range table */
+    uint32_t t = 0;
+    for (int j = 0; j < P; j++) {
+        uint32_t t0 = t;
+        uint64_t until = j == P - 1 ? UINT64_MAX : total * (uint64_t)(j + 1) / (uint64_t)P;
+        while (t < T && seen < until)
+            seen += ix->terms[t++].n_postings + 1;
+        if (j == P - 1)
+            t = T;
+        jobs[j] = (term_job){ix, t0, t, ranges_sized, 0, NULL, 0};
+    }
+    splade_run_jobs(P, check_terms, jobs, sizeof *jobs);
+    for (int j = 0; j < P; j++)
+        if (!jobs[j].blocks_ok)
+            return bad(ix, "posting block");
+    if (!ranges_sized)
+        return bad(ix, "RANGE sections sizes");
+    for (int j = 0; j < P; j++) {
+        if (jobs[j].nomem)
+            return splade_fail(SPLADE_ERR_NOMEM, "%s: range check", ix->path);
+        if (jobs[j].ranges_bad)
+            return bad(ix, jobs[j].ranges_bad);
+    }
+    return SPLADE_OK;
 }
 
 int splade_index_parse_tables(splade_index *ix)
@@ -183,7 +254,7 @@ int splade_index_parse_tables(splade_index *ix)
     if (rc == 0)
         rc = check_postings(ix);
     if (rc == 0)
-        rc = check_ranges(ix);
+        rc = check_terms_all(ix);
     if (rc == 0)
         rc = check_offsets64(ix, SEC_DOCIDS, ix->info.n_docs, &ix->id_off, &ix->ids);
     if (rc == 0)

@@ -1,13 +1,19 @@
-/* Serializes a builder and its postings into one index file (docs/FORMAT.md). */
+/* Serializes a builder and its postings into one index file (docs/FORMAT.md). The layout (every
+ * section's offset and length) is known before a byte is written, so the sections are copied into
+ * the file in chunks on several threads, each chunk's CRC32C taken while it is in cache and the
+ * chunks' CRCs combined per section (splade_crc32c_combine): one pass over the data, on all threads. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "index/builder_internal.h"
 #include "index/format.h"
+#include "index/parallel.h"
 #include "splade.h"
 
 /* A section is pieces written back to back (e.g. an offsets array and a blob, or the parts that the
@@ -116,16 +122,17 @@ static int table_section(uint32_t id, const strtab *t, const uint32_t *order, se
     return SPLADE_OK;
 }
 
-static int write_all(int fd, const void *p, size_t n, const char *path)
+static int write_all(int fd, const void *p, size_t n, uint64_t at, const char *path)
 {
     const char *c = p;
     while (n) {
-        ssize_t w = write(fd, c, n);
+        ssize_t w = pwrite(fd, c, n, (off_t)at);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
             return splade_fail(SPLADE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
         c += w;
+        at += (uint64_t)w;
         n -= (size_t)w;
     }
     return SPLADE_OK;
@@ -136,27 +143,109 @@ static uint64_t align_up(uint64_t x)
     return (x + SPX_ALIGN - 1) & ~(uint64_t)(SPX_ALIGN - 1);
 }
 
-/* Writes the sections at aligned offsets after the header, filling in the section table. */
-static int write_sections(int fd, const section *secs, int n, spx_section *tab, uint64_t *pos,
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels answer EINVAL, and the copy faults the pages in */
+#endif
+
+/* A piece of a section (at most splade_index_piece_bytes), copied and checksummed by one thread. */
+typedef struct {
+    const uint8_t *src;
+    uint64_t at; /* file offset */
+    size_t n;
+    uint32_t crc;
+    int sec;
+} chunk;
+
+typedef struct {
+    chunk *chunks;
+    size_t n;
+    atomic_size_t *next;
+    uint8_t *map; /* the file, mapped; NULL: pwrite */
+    int fd;
+    const char *path;
+    int failed;   /* pwrite failed (the detail is recorded again by the calling thread) */
+    int err;
+} copy_job;
+
+static void *copy_chunks(void *arg)
+{
+    copy_job *j = arg;
+    for (size_t i; !j->failed && (i = atomic_fetch_add(j->next, 1)) < j->n;) {
+        chunk *c = &j->chunks[i];
+        c->crc = splade_crc32c(0, c->src, c->n);
+        if (j->map) {
+            uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)(j->map + c->at) & ~(page - 1);
+            madvise((void *)a, (uintptr_t)(j->map + c->at + c->n) - a, MADV_POPULATE_WRITE); /* faults in bulk; a hint */
+            memcpy(j->map + c->at, c->src, c->n);
+        } else if (write_all(j->fd, c->src, c->n, c->at, j->path) < 0) {
+            j->failed = 1;
+            j->err = errno;
+        }
+    }
+    return NULL;
+}
+
+/* Lays the sections out after the header (64-byte aligned, zero padding), copies them in on
+ * `threads` threads and fills in the section table. The file is first given its full size with
+ * fallocate, so a full disk is an error here, not a SIGBUS while writing through the mapping;
+ * where fallocate is not supported the chunks are written with pwrite instead (same bytes). */
+static int write_sections(int fd, const section *secs, int n, spx_section *tab, uint64_t *file_size, int threads,
                           const char *path)
 {
-    static const uint8_t zeros[SPX_ALIGN];
+    uint64_t pos = spx_header_bytes((uint32_t)n);
+    size_t n_chunks = 0, CHUNK = splade_index_piece_bytes ? splade_index_piece_bytes : 1;
     for (int i = 0; i < n; i++) {
-        uint64_t start = align_up(*pos);
-        int rc = write_all(fd, zeros, start - *pos, path);
-        uint32_t crc = 0;
-        for (int k = 0; k < MAX_PIECES && rc == 0; k++) {
-            if (!secs[i].len[k])
-                continue;
-            crc = splade_crc32c(crc, secs[i].part[k], secs[i].len[k]);
-            rc = write_all(fd, secs[i].part[k], secs[i].len[k], path);
-        }
-        if (rc < 0)
-            return rc;
-        tab[i] = (spx_section){.id = secs[i].id, .offset = start, .length = section_len(&secs[i]), .crc = crc};
-        *pos = start + tab[i].length;
+        uint64_t start = align_up(pos);
+        tab[i] = (spx_section){.id = secs[i].id, .offset = start, .length = section_len(&secs[i])};
+        pos = start + tab[i].length;
+        for (int k = 0; k < MAX_PIECES; k++)
+            n_chunks += (secs[i].len[k] + CHUNK - 1) / CHUNK;
     }
-    return SPLADE_OK;
+    *file_size = pos;
+    chunk *ch = malloc((n_chunks + 1) * sizeof *ch);
+    if (!ch)
+        return splade_fail(SPLADE_ERR_NOMEM, "%s: write plan", path);
+    size_t c = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t at = tab[i].offset;
+        for (int k = 0; k < MAX_PIECES; k++)
+            for (size_t o = 0; o < secs[i].len[k]; o += CHUNK) {
+                size_t len = secs[i].len[k] - o < CHUNK ? secs[i].len[k] - o : CHUNK;
+                ch[c++] = (chunk){(const uint8_t *)secs[i].part[k] + o, at, len, 0, i};
+                at += len;
+            }
+    }
+    uint8_t *map = NULL;
+    int rc = SPLADE_OK;
+    if (fallocate(fd, 0, 0, (off_t)pos) == 0) {
+        map = mmap(NULL, pos, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        map = map == MAP_FAILED ? NULL : map; /* then pwrite */
+    } else if (errno != EOPNOTSUPP && errno != ENOSYS) {
+        rc = splade_fail(SPLADE_ERR_IO, "%s: cannot reserve %llu bytes: %s", path, (unsigned long long)pos,
+                         strerror(errno));
+    } else if (ftruncate(fd, (off_t)pos) != 0) {
+        rc = splade_fail(SPLADE_ERR_IO, "%s: cannot extend to %llu bytes: %s", path, (unsigned long long)pos,
+                         strerror(errno));
+    }
+    if (rc == 0) {
+        enum { MAX_THREADS = 64 };
+        int P = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+        P = (size_t)P > c ? (int)(c ? c : 1) : P;
+        atomic_size_t next = 0;
+        copy_job jobs[MAX_THREADS];
+        for (int j = 0; j < P; j++)
+            jobs[j] = (copy_job){ch, c, &next, map, fd, path, 0, 0};
+        splade_run_jobs(P, copy_chunks, jobs, sizeof *jobs);
+        for (int j = 0; j < P && rc == 0; j++)
+            if (jobs[j].failed)
+                rc = splade_fail(SPLADE_ERR_IO, "%s: write failed: %s", path, strerror(jobs[j].err));
+    }
+    if (map && munmap(map, pos) != 0 && rc == 0)
+        rc = splade_fail(SPLADE_ERR_IO, "%s: munmap: %s", path, strerror(errno));
+    for (size_t k = 0; k < c; k++) /* chunks are in file order; an empty section's CRC is 0 */
+        tab[ch[k].sec].crc = splade_crc32c_combine(tab[ch[k].sec].crc, ch[k].crc, ch[k].n);
+    free(ch);
+    return rc;
 }
 
 static int write_header(int fd, const spx_section *tab, int n, uint64_t file_size, const char *path)
@@ -169,31 +258,24 @@ static int write_header(int fd, const spx_section *tab, int n, uint64_t file_siz
     memcpy(buf + sizeof h, tab, (size_t)n * sizeof *tab);
     uint32_t crc = splade_crc32c(0, buf, sizeof h + (size_t)n * sizeof *tab);
     memcpy(buf + sizeof h + (size_t)n * sizeof *tab, &crc, 4);
-    if (pwrite(fd, buf, h.header_size, 0) != (ssize_t)h.header_size)
-        return splade_fail(SPLADE_ERR_IO, "%s: header write failed: %s", path, strerror(errno));
-    return SPLADE_OK;
+    return write_all(fd, buf, h.header_size, 0, path);
 }
 
-static int write_file_fd(int fd, section *secs, int n, const char *path, uint64_t *file_bytes)
+/* The file is complete when this returns OK, but not yet fsynced: the caller does that (install.c,
+ * overlapped with the verification). */
+static int write_file_fd(int fd, section *secs, int n, int threads, const char *path, uint64_t *file_bytes)
 {
     spx_section tab[SEC_COUNT_];
-    uint64_t pos = spx_header_bytes((uint32_t)n);
-    uint8_t zeros[spx_header_bytes(SEC_COUNT_)];
-    memset(zeros, 0, sizeof zeros);
-    int rc = write_all(fd, zeros, (size_t)pos, path); /* header placeholder, filled in last */
+    int rc = write_sections(fd, secs, n, tab, file_bytes, threads, path);
     if (rc == 0)
-        rc = write_sections(fd, secs, n, tab, &pos, path);
-    if (rc == 0)
-        rc = write_header(fd, tab, n, pos, path);
-    if (rc == 0 && fsync(fd) != 0)
-        rc = splade_fail(SPLADE_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
-    *file_bytes = pos;
+        rc = write_header(fd, tab, n, *file_bytes, path);
     return rc;
 }
 
-int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, const char *path,
-                      uint64_t *file_bytes)
+int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, const char *path, int threads,
+                      uint64_t *file_bytes, int *fd_out)
 {
+    *fd_out = -1;
     section secs[SEC_COUNT_ - 1] = {0};
     int rc = meta_section(b, inv, &secs[0]);
     if (rc == 0)
@@ -215,12 +297,14 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
     secs[7] = (section){.id = SEC_RANGE_TERMS, .part = {inv->range_terms},
                         .len = {(size_t)b->n_terms * sizeof *inv->range_terms}};
     int fd = -1;
-    if (rc == 0 && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+    if (rc == 0 && (fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
     if (rc == 0)
-        rc = write_file_fd(fd, secs, SEC_COUNT_ - 1, path, file_bytes);
-    if (fd >= 0 && close(fd) != 0 && rc == 0)
-        rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+        rc = write_file_fd(fd, secs, SEC_COUNT_ - 1, threads, path, file_bytes);
+    if (rc == 0)
+        *fd_out = fd;
+    else if (fd >= 0)
+        close(fd);
     for (int i = 0; i < SEC_COUNT_ - 1; i++)
         free(secs[i].owned);
     return rc;
