@@ -41,7 +41,8 @@ LOG="$OUT/gpu_sh.log"
 T0=$(date +%s)
 say() { echo "[gpu.sh +$(( $(date +%s) - T0 ))s] $*" | tee -a "$LOG"; }
 : >"$LOG"
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo "${GIT_COMMIT:-unknown}")
+# GIT_COMMIT first: the .git that travels to the GPU machine can be older than the working tree
+COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 say "commit $COMMIT, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
 
@@ -129,7 +130,8 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; t
     # racecheck on the long sequences only (the attention's K/V ring refills; the whole test is > 40 s)
     SAN_SPECS=${SAN_SPECS:-memcheck test_lmhead_gpu racecheck test_lmhead_gpu initcheck test_lmhead_gpu \
 synccheck test_lmhead_gpu memcheck test_gpu_encoder racecheck test_gpu_encoder initcheck test_gpu_encoder \
-synccheck test_gpu_encoder}
+synccheck test_gpu_encoder memcheck test_lmhead_gpu_fp32 initcheck test_lmhead_gpu_fp32 \
+memcheck test_gpu_encoder_fp32 initcheck test_gpu_encoder_fp32 synccheck test_gpu_encoder_fp32}
     set -- $SAN_SPECS
     while [ $# -ge 2 ]; do
         spec="$1 $2"; shift 2; rest="$*"
@@ -153,9 +155,34 @@ synccheck test_gpu_encoder}
 fi
 
 say "bench-lmhead ${BENCH_ARGS:-}"
+# SM clock, power and temperature every 200 ms while the grid runs, and again during the lab rows: grid
+# rows (each after the previous shape's heavy naive/cuBLAS runs) read slower than lab rows (a fresh
+# process each), and this says whether the clocks differ
+clk_start() { nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader,nounits \
+    -lms 200 >"$OUT/$1" 2>/dev/null & SMI=$!; }
+clk_stop() {
+    kill "$SMI" 2>/dev/null; wait "$SMI" 2>/dev/null
+    python3 - "$OUT/$1" "$2" <<'PY' | tee -a "$OUT/bench_lmhead.txt"
+import sys
+rows = []
+for line in open(sys.argv[1]):
+    f = [x.strip() for x in line.split(",")]
+    try:
+        rows.append((float(f[1]), float(f[2]), float(f[3])))
+    except (IndexError, ValueError):
+        pass
+if rows:
+    c = sorted(r[0] for r in rows)
+    print(f"clocks during {sys.argv[2]}: SM MHz min {c[0]:.0f} median {c[len(c) // 2]:.0f} max {c[-1]:.0f}, "
+          f"power mean {sum(r[1] for r in rows) / len(rows):.0f} W max {max(r[1] for r in rows):.0f} W, "
+          f"temperature max {max(r[2] for r in rows):.0f} C ({len(rows)} samples)")
+PY
+}
+clk_start clocks.csv
 # shellcheck disable=SC2086
 timeout 150 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/bench_lmhead.json" \
     2>&1 | tee "$OUT/bench_lmhead.txt" || rc=1
+clk_stop clocks.csv "the bench-lmhead grid"
 
 if [ "${SKIP_LAB:-0}" != 1 ]; then
     # kernel_lab rows: each wgmma tile forced, and the raster group off (group = B), one shape each
@@ -164,6 +191,7 @@ if [ "${SKIP_LAB:-0}" != 1 ]; then
     LAB_SPECS=${LAB_SPECS:-32 256 30522 128x256 0 - -;32 256 30522 256x128 0 - -;32 256 30522 192x256 0 - 0;\
 128 256 30522 auto 0 - -;128 256 30522 128x256 128 - -;256 128 30522 256x128 0 - -;256 128 30522 128x256 0 - -;\
 256 128 30522 192x256p2 0 - 0;32 256 30522 128x256 0 - -}
+    clk_start clocks_lab.csv
     echo "$LAB_SPECS" | tr ';' '\n' | while read -r lb ls lv lt lg lw lm; do
         [ -n "$lb" ] || continue
         say "lab: B=$lb S=$ls V=$lv tile $lt group $lg ws ${lw:--} tma ${lm:--}"
@@ -175,6 +203,7 @@ if [ "${SKIP_LAB:-0}" != 1 ]; then
             2>&1 | grep -E ' fused ' | sed "s/^/lab B=$lb S=$ls tile=$lt group=$lg ws=${lw:--} tma=${lm:--}: /" | tee -a "$OUT/bench_lmhead.txt"
         unset SPLADE_LMHEAD_GROUP SPLADE_LMHEAD_WGMMA_TILE SPLADE_LMHEAD_WS SPLADE_LMHEAD_TMA
     done
+    clk_stop clocks_lab.csv "the lab rows"
 fi
 
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
@@ -273,6 +302,7 @@ for (B, S, V) in shapes:
     print(f"| {B} | {S} | {V} | {f(fu)} | {f(v5)} | {f(mm)} | {f(nv)} | {f(g)} | {f(gp)} | {f(te)} | {f(tc)} | {f(tf, 0)} | "
           f"{ratio(nv, fu)} | {ratio(te, fu)} | {ratio(tc, fu)} | {ratio(g, fu)} | {f(fpk, 1)} | {epk if epk is not None else '-'} |")
 PY
+grep '^clocks during' "$OUT/bench_lmhead.txt" | tee -a "$OUT/summary.md"
 python3 - "$OUT" "$COMMIT" <<'PY' | tee -a "$OUT/summary.md"
 # End-to-end encoder, last: ours (bench_encoder_gpu's first, default variant) vs the transformers peer.
 import json, os, re, sys

@@ -48,6 +48,24 @@ template <int WGM, int BN> struct TmaCfg {
     static_assert(BM <= 256 && BN <= 256, "lmhead tma: a copy box has at most 256 rows");
 };
 
+/* A unit's (vocabulary tile, sequence, slice) from its index: decode_unit's arithmetic without its
+ * loads, so that a consumer can fetch the next unit's length (and this unit's bias) long before it
+ * needs them: at S = 128 a unit is ~9 us of wgmma, and two dependent global loads at its start and
+ * end (~1 us each) were a sizeable share of it. */
+struct UnitIx {
+    int vt, b, sp;
+};
+__device__ __forceinline__ UnitIx unit_index(const Problem &p, int u)
+{
+    const int per_item = p.nvt * p.nsplit;
+    const int g = u / (p.group * per_item);
+    const int i0 = g * p.group;
+    const int gs = min(p.group, p.B - i0);
+    const int rem = u - i0 * per_item;
+    const int rest = rem / gs;
+    return UnitIx{rest / p.nsplit, i0 + rem % gs, rest % p.nsplit};
+}
+
 #ifdef SPLADE_WGMMA_ENABLED
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
 {
@@ -105,13 +123,36 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
 
     float d[WGM][BN / 2];
     int c = 0;
+    UnitIx nix{0, 0, 0};
+    int nlen = 0;
+    if (blockIdx.x < p.nunits) {
+        nix = unit_index(p, blockIdx.x);
+        nlen = __ldg(p.seq_len + nix.b);
+    }
     for (int u = blockIdx.x; u < p.nunits; u += gridDim.x) {
-        const Unit x = decode_unit<BN, false>(p, u);
+        const UnitIx ix = nix;
+        const int len = nlen;
+        /* this unit's bias (used after the K loop) and the next unit's length: loads in flight
+         * while the tensor cores run */
+        float bv[WGM][2];
+#pragma unroll
+        for (int m = 0; m < WGM; m++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int col = ix.vt * C::BM + (wg * WGM + m) * 64 + wq * 16 + h * 8 + (lane >> 2);
+                bv[m][h] = col < p.V ? __ldg(p.bias + col) : 0.f;
+            }
+        if (u + (int)gridDim.x < p.nunits) {
+            nix = unit_index(p, u + gridDim.x);
+            nlen = __ldg(p.seq_len + nix.b);
+        }
+        const int nt = len > 0 ? (len + BN - 1) / BN : 0;
+        const int t0 = ix.sp * p.tps, t1 = max(t0, min(nt, t0 + p.tps));
         float rm[WGM][2]; /* [m64 slice][accumulator row] */
 #pragma unroll
         for (int m = 0; m < WGM; m++)
             rm[m][0] = rm[m][1] = -INFINITY;
-        for (int rt = x.t0; rt < x.t1; rt++) {
+        for (int rt = t0; rt < t1; rt++) {
             for (int kc = 0; kc < p.KC; kc++, c++) {
                 const int s = c % S;
                 mbar_wait(full + 8 * s, (c / S) & 1);
@@ -140,7 +181,7 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
             wg_wait<0>();
             if (lane == 0)
                 mbar_arrive(empty + 8 * ((c + S - 1) % S)); /* the row tile's last chunk */
-            const int valid = x.len - rt * BN; /* hidden rows of this tile inside the sequence (>= 1) */
+            const int valid = len - rt * BN; /* hidden rows of this tile inside the sequence (>= 1) */
 #pragma unroll
             for (int m = 0; m < WGM; m++) {
                 fence_regs(d[m]);
@@ -169,9 +210,15 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
                 float v = rm[m][h];
                 v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
                 v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-                const int col = x.vt * C::BM + (wg * WGM + m) * 64 + wq * 16 + h * 8 + (lane >> 2);
-                if ((lane & 3) == 0 && col < p.V)
-                    store_out(p, x.b, col, v);
+                const int col = ix.vt * C::BM + (wg * WGM + m) * 64 + wq * 16 + h * 8 + (lane >> 2);
+                if ((lane & 3) == 0 && col < p.V) {
+                    const float y = splade_act(v + bv[m][h]);
+                    float *dst = p.out + (size_t)ix.b * p.V + col;
+                    if (!p.atomic_out)
+                        *dst = y;
+                    else if (y > 0.f) /* out pre-zeroed; values >= +0, so int order is float order */
+                        atomicMax(reinterpret_cast<int *>(dst), __float_as_int(y));
+                }
             }
     }
 #endif
