@@ -121,6 +121,39 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint
     else
         wgmma_m64n128k16(d, da, db, scale_d);
 }
+
+/* One K chunk (64 columns) of a warpgroup's tile, shared by v5, v6 and v7: the warpgroup's WGM slices
+ * of 64 W rows (A, at sA) times all BN H rows (B, at sB), 4 k16 steps, accumulating into d unless
+ * kc == 0 (the first chunk of a row tile overwrites). Issued and committed as one group; the caller
+ * waits (wgmma.wait_group) when it needs the smem slot or the accumulators. The register fences keep
+ * the compiler from touching d while the asynchronous wgmma owns it. `under` runs right after the
+ * commit, while the tensor cores work (v5 issues its next copies there). */
+struct NoWork {
+    __device__ __forceinline__ void operator()() const {}
+};
+template <int WGM, int BN, class Under = NoWork>
+__device__ __forceinline__ void wg_mma_chunk(float (&d)[WGM][BN / 2], uint32_t sA, uint32_t sB, int wg, int kc,
+                                             Under under = Under())
+{
+    const uint64_t db = wg_desc(sB);
+#pragma unroll
+    for (int m = 0; m < WGM; m++)
+        fence_regs(d[m]);
+    wg_arrive();
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+#pragma unroll
+        for (int m = 0; m < WGM; m++) {
+            const uint64_t da = wg_desc(sA + (wg * WGM + m) * 64 * 128);
+            wgmma_tile<BN>(d[m], da + 2 * k, db + 2 * k, (kc | k) != 0);
+        }
+    }
+    wg_commit();
+    under();
+#pragma unroll
+    for (int m = 0; m < WGM; m++)
+        fence_regs(d[m]);
+}
 #endif
 
 template <int NWG, int WGM, int BN, bool PACK2 = false>
@@ -151,28 +184,12 @@ __global__ void __launch_bounds__(NWG * 128, 1) lmhead_wgmma_kernel(const Proble
                 cp_async_wait<C::STAGES - 3>();
                 fence_proxy_async();
                 __syncthreads();
-                const uint32_t sA = smem + (c % C::STAGES) * C::STAGE, sB = sA + C::A_BYTES;
-                const uint64_t db = wg_desc(sB);
-#pragma unroll
-                for (int m = 0; m < WGM; m++)
-                    fence_regs(d[m]);
-                wg_arrive();
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-#pragma unroll
-                    for (int m = 0; m < WGM; m++) {
-                        const uint64_t da = wg_desc(sA + (wg * WGM + m) * 64 * 128);
-                        wgmma_tile<BN>(d[m], da + 2 * k, db + 2 * k, (kc | k) != 0);
-                    }
-                }
-                wg_commit();
+                const uint32_t sA = smem + (c % C::STAGES) * C::STAGE;
                 /* copies of chunk c+STAGES-2 go out while the tensor cores run chunk c (issuing
                  * them before the wgmma left the tensor pipe idle for the address arithmetic) */
                 const int ps = (c + C::STAGES - 2) % C::STAGES;
-                ld.issue(p, smem + ps * C::STAGE, smem + ps * C::STAGE + C::A_BYTES);
-#pragma unroll
-                for (int m = 0; m < WGM; m++)
-                    fence_regs(d[m]);
+                wg_mma_chunk<WGM, BN>(d, sA, sA + C::A_BYTES, wg, kc,
+                                      [&] { ld.issue(p, smem + ps * C::STAGE, smem + ps * C::STAGE + C::A_BYTES); });
                 wg_wait<1>();
             }
             wg_wait<0>();

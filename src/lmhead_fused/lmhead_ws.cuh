@@ -119,24 +119,8 @@ __global__ void __launch_bounds__((NWG + 1) * 128, 1) lmhead_ws_kernel(const Pro
             for (int kc = 0; kc < p.KC; kc++, c++) {
                 const int s = c % S;
                 mbar_wait(full + 8 * s, (c / S) & 1);
-                const uint32_t sA = smem + s * C::STAGE, sB = sA + C::A_BYTES;
-                const uint64_t db = wg_desc(sB);
-#pragma unroll
-                for (int m = 0; m < WGM; m++)
-                    fence_regs(d[m]);
-                wg_arrive();
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-#pragma unroll
-                    for (int m = 0; m < WGM; m++) {
-                        const uint64_t da = wg_desc(sA + (wg * WGM + m) * 64 * 128);
-                        wgmma_tile<BN>(d[m], da + 2 * k, db + 2 * k, (kc | k) != 0);
-                    }
-                }
-                wg_commit();
-#pragma unroll
-                for (int m = 0; m < WGM; m++)
-                    fence_regs(d[m]);
+                const uint32_t sA = smem + s * C::STAGE;
+                wg_mma_chunk<WGM, BN>(d, sA, sA + C::A_BYTES, wg, kc);
                 wg_wait<1>();
                 if (kc > 0) /* chunk c-1 (same row tile) has been read: give its slot back */
                     mbar_arrive(empty + 8 * ((c + S - 1) % S));
