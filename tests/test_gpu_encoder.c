@@ -275,78 +275,7 @@ static void check_case(const splade_model *m, splade_lmhead_kind head, const int
 #endif
 }
 
-static void run_model_head(int V, int H, int L, int heads, int I, int P, int tied, const int *lens, int B,
-                           uint64_t seed, splade_lmhead_kind head)
-{
-    splade_model m;
-    memset(&m, 0, sizeof m);
-    m.cfg = rm_config(V, H, L, heads, I, P, tied);
-    assert_int_equal(rm_build(&m, seed), 0);
-    check_case(&m, head, lens, B, seed + 1);
-    rm_free(&m);
-}
-
-static void run_model(int V, int H, int L, int heads, int I, int P, int tied, const int *lens, int B, uint64_t seed)
-{
-    run_model_head(V, H, L, heads, I, P, tied, lens, B, seed, SPLADE_LMHEAD_FUSED);
-}
-
-/* ---- tests ------------------------------------------------------------------------------- */
-
-static void test_head32_varlen(void **state)
-{
-    (void)state;
-    if (!gpu_available())
-        skip();
-    const int lens[] = {2, 64, 37, 65, 1, 96, 128, 5};  /* 128 = max position */
-    run_model(1500, 96, 2, 3, 384, 128, 1, lens, 8, 11);
-}
-
-static void test_head64_varlen(void **state)
-{
-    (void)state;
-    if (!gpu_available())
-        skip();
-    const int lens[] = {130, 2, 17, 63, 64, 129, 3};  /* 130 = max position */
-    run_model(3000, 128, 3, 2, 512, 130, 1, lens, 7, 22);
-    printf("  naive LM head, FFN in slices of 128 tokens:\n");
-    setenv("SPLADE_GPU_FFN_CHUNK", "128", 1);
-    run_model_head(3000, 128, 3, 2, 512, 130, 1, lens, 7, 22, SPLADE_LMHEAD_NAIVE);
-    unsetenv("SPLADE_GPU_FFN_CHUNK");
-}
-
-static void test_head128_untied(void **state)
-{
-    (void)state;
-    if (!gpu_available())
-        skip();
-    const int lens[] = {80, 2, 33, 79};
-    run_model(1000, 256, 2, 2, 1024, 80, 0, lens, 4, 33);
-}
-
-static void test_batch_of_one(void **state)
-{
-    (void)state;
-    if (!gpu_available())
-        skip();
-    const int a[] = {2};
-    run_model(2000, 128, 2, 4, 512, 200, 1, a, 1, 44);  /* head size 32, 4 heads */
-    const int b[] = {200};
-    run_model(2000, 128, 2, 4, 512, 200, 1, b, 1, 45);
-}
-
-/* Sequences longer than the attention kernel's ring of K/V stages (256 keys at head size <= 64,
- * 192 at 128): the stages are refilled while the block runs. */
-static void test_long_sequences(void **state)
-{
-    (void)state;
-    if (!gpu_available())
-        skip();
-    const int a[] = {512, 3, 300, 257, 129, 450};  /* 512 = max position; head size 64 */
-    run_model(2000, 128, 2, 2, 512, 512, 1, a, 6, 55);
-    const int b[] = {320, 193, 64, 1};  /* head size 128 */
-    run_model(1000, 256, 1, 2, 512, 320, 0, b, 4, 66);
-}
+#include "gpu_encoder_cases.h"
 
 /* Same encoder, growing then shrinking batches: workspaces grow and results stay right. */
 static void test_reuse_and_growth(void **state)
@@ -581,14 +510,12 @@ static void test_splade_tiny_scifact(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_head32_varlen),   cmocka_unit_test(test_head64_varlen),
-        cmocka_unit_test(test_head128_untied),  cmocka_unit_test(test_batch_of_one),
-        cmocka_unit_test(test_long_sequences),
-        cmocka_unit_test(test_reuse_and_growth), cmocka_unit_test(test_invalid_input),
-        cmocka_unit_test(test_splade_tiny_scifact),
-    };
-    if (getenv("SPLADE_GPU_TEST_FILTER"))  /* e.g. test_long_sequences (compute-sanitizer runs) */
+    struct CMUnitTest tests[RM_NTESTS + 3];
+    gpu_encoder_case_tests(tests);
+    tests[RM_NTESTS + 0] = (struct CMUnitTest){"test_reuse_and_growth", test_reuse_and_growth, NULL, NULL, NULL};
+    tests[RM_NTESTS + 1] = (struct CMUnitTest){"test_invalid_input", test_invalid_input, NULL, NULL, NULL};
+    tests[RM_NTESTS + 2] = (struct CMUnitTest){"test_splade_tiny_scifact", test_splade_tiny_scifact, NULL, NULL, NULL};
+    if (getenv("SPLADE_GPU_TEST_FILTER")) /* e.g. test_long_sequences (compute-sanitizer runs) */
         cmocka_set_test_filter(getenv("SPLADE_GPU_TEST_FILTER"));
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return _cmocka_run_group_tests("test_gpu_encoder", tests, RM_NTESTS + 3, NULL, NULL);
 }
