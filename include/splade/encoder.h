@@ -31,6 +31,10 @@ typedef struct {
                                     $SPLADE_MAX_BATCH_TOKENS is read when set */
     splade_precision precision;  /* GPU numeric format: BF16 (default, fast) or FP32 (reproduces
                                     the CPU vectors); the CPU always computes in fp32 */
+    int gpu_dense_output;        /* GPU only: 1 copies the whole [B, V] output to the host and
+                                    sparsifies it there (the path before issue #3's compaction);
+                                    0 (default): the GPU compacts it and only the nonzeros cross
+                                    (splade_gpu_encoder_forward_sparse). Same vectors bit for bit */
 } splade_encoder_opts;
 
 typedef struct splade_encoder splade_encoder;

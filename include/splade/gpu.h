@@ -42,6 +42,30 @@ splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g);
 int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
                                int32_t B, float *out_dense);
 
+/* The compacted SPLADE output of one batch: sequence b's nonzero terms are
+ * terms[offsets[b] .. offsets[b+1]) (strictly ascending term ids) with their weights, all B
+ * sequences back to back; offsets[0] = 0, offsets[B] = nnz. */
+typedef struct {
+    int32_t B;
+    int64_t nnz;
+    const int32_t *offsets;  /* [B + 1] */
+    const int32_t *terms;    /* [nnz] */
+    const float *weights;    /* [nnz] */
+} splade_gpu_sparse;
+
+/* Like splade_gpu_encoder_forward, but the [B, V] output is compacted on the GPU and only its
+ * nonzeros cross to the host: per sequence the (term, weight) pairs with
+ * weight > threshold && weight > 0 — exactly splade_sparse_from_dense's test, so any threshold
+ * <= 0 keeps every positive weight and a NaN threshold keeps nothing — in increasing term order.
+ * The weights are the same floats, bit for bit, that splade_gpu_encoder_forward would copy out.
+ * No top-k here: splade_sparse_from_pairs applies it on the host (docs/GPU_ENCODER.md).
+ * Ownership: the arrays *out points to are pinned host buffers owned by the encoder, valid until
+ * the next forward call on g or splade_gpu_encoder_free (copy what you keep). B = 0 gives an
+ * empty result (offsets = {0}). Errors as splade_gpu_encoder_forward (SPLADE_ERR_GPU_OOM leaves
+ * the encoder usable); NULL g or out, or B < 0: SPLADE_ERR_INVALID_ARG. */
+int splade_gpu_encoder_forward_sparse(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                      int32_t B, float threshold, splade_gpu_sparse *out);
+
 void splade_gpu_encoder_free(splade_gpu_encoder *g);
 
 #ifdef __cplusplus

@@ -1,5 +1,6 @@
 /* Text -> sparse vectors: tokenize, sort by length, batch, run the CPU or GPU forward,
- * sparsify. The device is chosen once at create; AUTO falls back to the CPU on any GPU error.
+ * sparsify (on the GPU: the output is compacted there and only nonzeros come back, unless
+ * opts.gpu_dense_output). The device is chosen once at create; AUTO falls back to the CPU on any GPU error.
  * opts.precision picks the GPU's format (bf16 or fp32); the CPU computes in fp32 either way. */
 #include "splade.h"
 #include "splade/encoder.h"
@@ -92,17 +93,71 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
     return SPLADE_OK;
 }
 
+/* Where one packed batch's output lands before it becomes vectors: a host [rows, V] buffer for
+ * the dense paths (the CPU, or the GPU with gpu_dense_output), allocated on first use; or the
+ * GPU's compacted pairs (valid until the next GPU forward). */
+typedef struct {
+    float *dense;
+    int32_t rows;
+    int sparse;            /* the last device forward left its output in sp, not in dense */
+    splade_gpu_sparse sp;
+} batch_out;
+
+/* The GPU compacts its output unless asked for the dense copy. */
+static int gpu_sparse_out(const splade_encoder *e)
+{
+    return e->dev == SPLADE_DEVICE_CUDA && !e->o.gpu_dense_output;
+}
+
+static int ensure_dense(const splade_encoder *e, batch_out *bo, int32_t B)
+{
+    if (B <= bo->rows)
+        return SPLADE_OK;
+    float *d = realloc(bo->dense, (size_t)B * e->m->cfg.vocab_size * sizeof *d);
+    if (!d)
+        return splade_fail(SPLADE_ERR_NOMEM, "encoder batch output of %d x %d floats", (int)B,
+                           (int)e->m->cfg.vocab_size);
+    bo->dense = d;
+    bo->rows = B;
+    return SPLADE_OK;
+}
+
 /* Device forward for one packed batch. A batch over the token cap fails like a GPU that ran
  * out of memory, so the split-and-retry path below is exercised by tests on any machine. */
-static int device_forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, float *dense)
+static int device_forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo)
 {
     int32_t tokens = offsets[B] - offsets[0];
     if (e->o.max_batch_tokens > 0 && tokens > e->o.max_batch_tokens && B > 0)
         return splade_fail(SPLADE_ERR_GPU_OOM, "batch of %d tokens over the cap of %d", (int)tokens,
                            (int)e->o.max_batch_tokens);
+    bo->sparse = gpu_sparse_out(e);
+    if (bo->sparse)
+        return splade_gpu_encoder_forward_sparse(e->gpu, ids, offsets, B, e->o.threshold, &bo->sp);
     if (e->dev == SPLADE_DEVICE_CUDA)
-        return splade_gpu_encoder_forward(e->gpu, ids, offsets, B, dense);
-    return splade_forward_cpu(e->m, ids, offsets, B, dense, e->o.threads);
+        return splade_gpu_encoder_forward(e->gpu, ids, offsets, B, bo->dense);
+    return splade_forward_cpu(e->m, ids, offsets, B, bo->dense, e->o.threads);
+}
+
+/* The B vectors of the batch device_forward just ran, into vecs[0 .. B) (all or none). Both
+ * paths keep the same pairs (weight > threshold and > 0) and select top_k the same way. */
+static int collect(const splade_encoder *e, const batch_out *bo, int32_t B, splade_sparse *vecs)
+{
+    const int32_t V = e->m->cfg.vocab_size;
+    int rc = SPLADE_OK;
+    int32_t b;
+    for (b = 0; !rc && b < B; b++) {
+        if (bo->sparse) {
+            const int32_t o = bo->sp.offsets[b], n = bo->sp.offsets[b + 1] - o;
+            rc = splade_sparse_from_pairs(n ? bo->sp.terms + o : NULL, n ? bo->sp.weights + o : NULL, n, e->o.top_k,
+                                          &vecs[b]);
+        } else {
+            rc = splade_sparse_from_dense(bo->dense + (size_t)b * V, V, e->o.threshold, e->o.top_k, &vecs[b]);
+        }
+    }
+    if (rc)
+        while (b-- > 0)
+            splade_sparse_free(&vecs[b]);
+    return rc;
 }
 
 /* AUTO gives up on the GPU for good after a non-memory failure; the batch reruns on the CPU. */
@@ -116,34 +171,42 @@ static void leave_gpu(splade_encoder *e)
     e->dev = SPLADE_DEVICE_CPU;
 }
 
-static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, float *dense);
+static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo,
+                   splade_sparse *vecs);
 
 /* Sequences [from, B) of a packed batch, re-based so that their offsets start at 0. */
 static int forward_tail(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t from,
-                        int32_t B, float *dense)
+                        int32_t B, batch_out *bo, splade_sparse *vecs)
 {
     int32_t n = B - from, *rebased = malloc((size_t)(n + 1) * sizeof *rebased);
     if (!rebased)
         return splade_fail(SPLADE_ERR_NOMEM, "encoder batch split");
     for (int32_t b = 0; b <= n; b++)
         rebased[b] = offsets[from + b] - offsets[from];
-    int rc = forward(e, ids + offsets[from], rebased, n, dense + (size_t)from * e->m->cfg.vocab_size);
+    int rc = forward(e, ids + offsets[from], rebased, n, bo, vecs + from);
     free(rebased);
     return rc;
 }
 
-/* One packed batch -> dense [B, V]. Out of memory: halve the batch and retry each half, down to
+/* One packed batch -> vecs[0 .. B). Out of memory: halve the batch and retry each half, down to
  * one sequence; only a single sequence that still does not fit is an error (or, under AUTO on
- * the GPU, a move to the CPU). Sequences are independent, so the output is identical. */
-static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, float *dense)
+ * the GPU, a move to the CPU). Sequences are independent, so the output is identical. On an
+ * error some of vecs may be filled (the caller frees them). */
+static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo,
+                   splade_sparse *vecs)
 {
-    int rc = device_forward(e, ids, offsets, B, dense);
+    int rc = gpu_sparse_out(e) ? SPLADE_OK : ensure_dense(e, bo, B);
+    if (rc)
+        return rc;
+    rc = device_forward(e, ids, offsets, B, bo);
+    if (rc == SPLADE_OK)
+        return collect(e, bo, B, vecs);
     if (rc == SPLADE_ERR_GPU_OOM && B > 1) {
         int32_t half = B / 2;
-        rc = forward(e, ids, offsets, half, dense);
-        return rc ? rc : forward_tail(e, ids, offsets, half, B, dense);
+        rc = forward(e, ids, offsets, half, bo, vecs);
+        return rc ? rc : forward_tail(e, ids, offsets, half, B, bo, vecs);
     }
-    if (rc == SPLADE_OK || e->dev != SPLADE_DEVICE_CUDA || e->o.device == SPLADE_DEVICE_CUDA) {
+    if (e->dev != SPLADE_DEVICE_CUDA || e->o.device == SPLADE_DEVICE_CUDA) {
         if (rc == SPLADE_ERR_GPU_OOM) {
             char detail[1024];
             snprintf(detail, sizeof detail, "%s", splade_error_detail());
@@ -153,7 +216,7 @@ static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets
         return rc;
     }
     leave_gpu(e);
-    return forward(e, ids, offsets, B, dense);
+    return forward(e, ids, offsets, B, bo, vecs);
 }
 
 typedef struct {
@@ -172,12 +235,14 @@ static int cmp_len(const void *pa, const void *pb)
 /* Runs sequences in length order, batch by batch, and sparsifies each row into out[idx]. */
 static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, splade_sparse *out)
 {
-    const int32_t V = e->m->cfg.vocab_size, bs = e->o.batch_size;
+    const int32_t bs = e->o.batch_size;
     by_len *order = malloc((size_t)(n ? n : 1) * sizeof *order);
     int32_t *pids = malloc((size_t)(offsets[n] ? offsets[n] : 1) * sizeof *pids);
     int32_t *poff = malloc((size_t)(bs + 1) * sizeof *poff);
-    float *dense = malloc((size_t)bs * V * sizeof *dense);
-    int rc = order && pids && poff && dense ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "encoder batch");
+    splade_sparse *vecs = calloc((size_t)bs, sizeof *vecs);
+    batch_out bo;
+    memset(&bo, 0, sizeof bo);
+    int rc = order && pids && poff && vecs ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "encoder batch");
     for (int i = 0; !rc && i < n; i++)
         order[i] = (by_len){offsets[i + 1] - offsets[i], i};
     if (!rc)
@@ -190,15 +255,20 @@ static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offs
             memcpy(pids + poff[b], ids + offsets[i], (size_t)order[s + b].len * sizeof *pids);
             poff[b + 1] = poff[b] + order[s + b].len;
         }
-        rc = forward(e, pids, poff, B, dense);
-        for (int32_t b = 0; !rc && b < B; b++)
-            rc = splade_sparse_from_dense(dense + (size_t)b * V, V, e->o.threshold, e->o.top_k,
-                                          &out[order[s + b].idx]);
+        rc = forward(e, pids, poff, B, &bo, vecs);
+        for (int32_t b = 0; b < B; b++) {
+            if (rc)
+                splade_sparse_free(&vecs[b]);  /* a failed batch may have filled some */
+            else
+                out[order[s + b].idx] = vecs[b];
+            memset(&vecs[b], 0, sizeof vecs[b]);
+        }
     }
     free(order);
     free(pids);
     free(poff);
-    free(dense);
+    free(vecs);
+    free(bo.dense);
     return rc;
 }
 

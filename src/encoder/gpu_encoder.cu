@@ -40,6 +40,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -48,6 +49,7 @@
 
 #include "encoder/gpu_encoder_internal.h"
 #include "encoder/gpu_kernels.cuh"
+#include "encoder/gpu_sparse.cuh"
 #include "gpu/cuda_check.h"
 #include "gpu/init_mark.h"
 #include "splade.h"
@@ -133,6 +135,7 @@ struct splade_gpu_encoder {
 
     float *out_d = nullptr;
     size_t out_cap = 0;  // floats
+    splade_gpu::SparseWs sparse;  // the compacted output's buffers (gpu_sparse.cu)
     void *lt_ws = nullptr;
     void *head_ws = nullptr;
     size_t head_ws_bytes = 0;
@@ -755,14 +758,21 @@ int encode_hidden(splade_gpu_encoder *g, const Batch &bt)
     return g->fp32 ? encode_hidden_t<float>(g, bt) : encode_hidden_t<bf16>(g, bt);
 }
 
-/* out_dense: copy [B,V] to the host; out_hidden: copy the head's input to the host;
- * run_head: run the LM head (implied by out_dense). */
+/* out_dense: copy [B,V] to the host; out_sparse: compact [B,V] on the device (weights > threshold
+ * and > 0) and copy the pairs to the host; out_hidden: copy the head's input to the host;
+ * run_head: run the LM head (implied by out_dense or out_sparse). */
 int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense,
-                 float *out_hidden, bool run_head)
+                 float *out_hidden, bool run_head, splade_gpu_sparse *out_sparse = nullptr, float threshold = 0.0f)
 {
     TRY(validate(g, ids, offsets, B));
+    if (out_sparse)
+        splade_gpu::sparse_empty(g->sparse, out_sparse);
     if (B == 0)
         return SPLADE_OK;
+    if (out_sparse && (int64_t)B * g->V > INT32_MAX)
+        return splade_fail(SPLADE_ERR_INVALID_ARG,
+                           "gpu encoder forward_sparse: B=%d x V=%d outputs over 2^31-1 (split the batch)", (int)B,
+                           g->V);
     g->ev_n = 0;
     Batch bt;
     TRY(upload_batch(g, ids, offsets, B, &bt));
@@ -781,7 +791,7 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         for (size_t i = 0; i < h.size(); i++)
             out_hidden[i] = __bfloat162float(h[i]);
     }
-    if (out_dense || run_head) {
+    if (out_dense || out_sparse || run_head) {
         splade_lmhead_args a;
         a.H = g->ctx;
         a.seq_start = bt.start_d;
@@ -807,6 +817,11 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
             TRY(prof_begin(g, SPLADE_GPU_PROF_COPY));
             CUDA_TRY(cudaMemcpyAsync(out_dense, g->out_d, (size_t)B * g->V * sizeof(float), cudaMemcpyDeviceToHost,
                                      g->stream));
+            TRY(prof_end(g));
+        }
+        if (out_sparse) {  // the compaction waits for the stream itself (offsets, then pairs)
+            TRY(prof_begin(g, SPLADE_GPU_PROF_COPY));
+            TRY(splade_gpu::sparse_compact(g->sparse, g->out_d, B, g->V, threshold, g->stream, out_sparse));
             TRY(prof_end(g));
         }
     }
@@ -960,6 +975,15 @@ extern "C" int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *
     return forward_impl(g, ids, offsets, B, out_dense, nullptr, true);
 }
 
+extern "C" int splade_gpu_encoder_forward_sparse(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                                 int32_t B, float threshold, splade_gpu_sparse *out)
+{
+    if (!g || !out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder forward_sparse: NULL %s", g ? "out" : "encoder");
+    memset(out, 0, sizeof *out);
+    return forward_impl(g, ids, offsets, B, nullptr, nullptr, true, out, threshold);
+}
+
 extern "C" int splade_gpu_encoder_forward_hidden(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
                                                  int32_t B, float *out_hidden)
 {
@@ -1000,6 +1024,7 @@ extern "C" void splade_gpu_encoder_free(splade_gpu_encoder *g)
     if (g->meta_h)
         cudaFreeHost(g->meta_h);
     cudaFree(g->out_d);
+    splade_gpu::sparse_free(g->sparse);
     cudaFree(g->lt_ws);
     cudaFree(g->head_ws);
     if (g->cublas)
@@ -1040,5 +1065,6 @@ extern "C" size_t splade_gpu_encoder_device_bytes(const splade_gpu_encoder *g)
 {
     if (!g)
         return 0;
-    return g->wbytes + g->abytes + g->meta_bytes + g->out_cap * sizeof(float) + kLtWorkspace + g->head_ws_bytes;
+    return g->wbytes + g->abytes + g->meta_bytes + g->out_cap * sizeof(float) + kLtWorkspace + g->head_ws_bytes +
+           splade_gpu::sparse_device_bytes(g->sparse);
 }

@@ -23,6 +23,14 @@ int splade_gpu_encoder_forward_hidden(splade_gpu_encoder *g, const int32_t *ids,
 int splade_gpu_encoder_forward_device(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
                                       int32_t B, int with_head);
 
+/* Test seam of the output compaction (gpu_sparse.cu): uploads a host [B, V] fp32 array (row
+ * stride V), compacts it on the GPU exactly as splade_gpu_encoder_forward_sparse does, and
+ * returns malloc'd copies (free() each): *offsets [B + 1], *terms and *weights [(*offsets)[B]]
+ * (at least one element each). B = 0: offsets = {0}. NULL pointers, B < 0, V < 1 or
+ * B * V > 2^31 - 1: SPLADE_ERR_INVALID_ARG. */
+int splade_gpu_sparse_compact_host(const float *dense, int32_t B, int32_t V, float threshold,
+                                   int32_t **offsets, int32_t **terms, float **weights);
+
 /* Stage timing (CUDA events around each launch; adds small gaps, so benchmarks time without it). */
 enum {
     SPLADE_GPU_PROF_EMBED = 0,
@@ -30,7 +38,7 @@ enum {
     SPLADE_GPU_PROF_ATTENTION,
     SPLADE_GPU_PROF_NORM,       /* add+LayerNorm, GELU */
     SPLADE_GPU_PROF_HEAD,       /* splade_lmhead_gpu */
-    SPLADE_GPU_PROF_COPY,       /* host<->device copies */
+    SPLADE_GPU_PROF_COPY,       /* host<->device copies (and the output compaction's kernels) */
     SPLADE_GPU_PROF_N
 };
 void splade_gpu_encoder_set_profile(splade_gpu_encoder *g, int on);

@@ -1,6 +1,7 @@
 /* Built only without nvcc: every GPU entry point reports that CUDA is not compiled in,
  * so callers fall back to the CPU through the same code path as on a GPU-less machine. */
 #include <stdio.h>
+#include <string.h>
 
 #include "splade.h"
 #include "splade/gpu.h"
@@ -40,6 +41,15 @@ int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const 
                                int32_t B, float *out_dense)
 {
     (void)g, (void)ids, (void)offsets, (void)B, (void)out_dense;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+int splade_gpu_encoder_forward_sparse(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                      int32_t B, float threshold, splade_gpu_sparse *out)
+{
+    (void)g, (void)ids, (void)offsets, (void)B, (void)threshold;
+    if (out)
+        memset(out, 0, sizeof *out);
     return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
 }
 
