@@ -32,6 +32,18 @@ struct splade_index_builder {
     int threads;           /* threads the inversion may use; <= 0: all online cores (splade_build_threads) */
 };
 
+/* Document d's forward terms / weights (fwd_len[d] of them). The arrays stay NULL while no document
+ * has a term, and NULL + 0 is undefined behaviour in C (UBSan, fuzz_vectors: a corpus of empty
+ * vectors), so every reader goes through these. */
+static inline const int32_t *fwd_terms(const splade_index_builder *b, uint32_t d)
+{
+    return b->fterms ? b->fterms + b->fwd_off[d] : NULL;
+}
+static inline const float *fwd_weights(const splade_index_builder *b, uint32_t d)
+{
+    return b->fweights ? b->fweights + b->fwd_off[d] : NULL;
+}
+
 /* The postings of a builder, ready to write. */
 typedef struct {
     splade_term_entry *terms;   /* [n_terms] */

@@ -45,7 +45,7 @@ typedef struct {
 
 static void prefetch_doc(const splade_index_builder *b, uint32_t d)
 {
-    const char *t = (const char *)(b->fterms + b->fwd_off[d]), *w = (const char *)(b->fweights + b->fwd_off[d]);
+    const char *t = (const char *)fwd_terms(b, d), *w = (const char *)fwd_weights(b, d);
     for (size_t o = 0; o < (size_t)b->fwd_len[d] * 4; o += 64) {
         __builtin_prefetch(t + o);
         __builtin_prefetch(w + o);
@@ -130,10 +130,10 @@ static void *bucket_pass(void *arg)
     csr *c = j->c;
     for (uint32_t nd = j->from; nd < j->to; nd++) {
         uint32_t d = order ? order[nd] : nd; /* internal id nd */
-        const int32_t *terms = b->fterms + b->fwd_off[d];
+        const int32_t *terms = fwd_terms(b, d);
         if (order && nd + PREFETCH_DOCS < j->to)
             prefetch_doc(b, order[nd + PREFETCH_DOCS]);
-        splade_quantize_many(b->fweights + b->fwd_off[d], b->fwd_len[d], j->max, j->q);
+        splade_quantize_many(fwd_weights(b, d), b->fwd_len[d], j->max, j->q);
         for (uint32_t i = 0; i < b->fwd_len[d]; i++) {
             uint32_t x = j->k->of_term[remap ? remap[terms[i]] : terms[i]];
             uint64_t p = cur[x >> 8]++;
@@ -194,8 +194,8 @@ static void *count_terms(void *arg)
         j->slice_of[j->order ? j->order[nd] : nd] = (uint8_t)j->slice;
     float m = 0;
     for (uint32_t d = j->from; d < j->to; d++) {
-        const int32_t *ft = b->fterms + b->fwd_off[d];
-        const float *fw = b->fweights + b->fwd_off[d];
+        const int32_t *ft = fwd_terms(b, d);
+        const float *fw = fwd_weights(b, d);
         for (uint32_t i = 0; i < b->fwd_len[d]; i++) {
             j->cnt[j->remap ? j->remap[ft[i]] : ft[i]]++;
             m = fw[i] > m ? fw[i] : m;
@@ -212,7 +212,7 @@ static void *count_buckets(void *arg)
     const splade_index_builder *b = j->b;
     const uint32_t *of_term = j->k->of_term;
     for (uint32_t d = j->from; d < j->to; d++) {
-        const int32_t *ft = b->fterms + b->fwd_off[d];
+        const int32_t *ft = fwd_terms(b, d);
         uint64_t *bc = j->bcnt + (size_t)j->slice_of[d] * j->k->n;
         for (uint32_t i = 0; i < b->fwd_len[d]; i++)
             bc[of_term[j->remap ? j->remap[ft[i]] : ft[i]] >> 8]++;

@@ -36,8 +36,8 @@
 static uint32_t top_terms(const splade_index_builder *b, uint32_t d, uint32_t want, uint32_t *t, float *w,
                           uint32_t *strongest)
 {
-    const int32_t *ft = b->fterms + b->fwd_off[d];
-    const float *fw = b->fweights + b->fwd_off[d];
+    const int32_t *ft = fwd_terms(b, d);
+    const float *fw = fwd_weights(b, d);
     uint32_t len = b->fwd_len[d], hist[65] = {0}, key = (uint32_t)b->n_terms;
     float m = 0;
     for (uint32_t i = 0; i < len; i++)
