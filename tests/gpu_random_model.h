@@ -23,6 +23,20 @@ static inline uint64_t rm_next(uint64_t *s)
     return *s = x;
 }
 
+/* B random token sequences of the given lengths, packed: *off [B+1] offsets, *ids their ids in
+ * [0, V). Both malloc'ed; the caller frees them. */
+static inline void rm_make_batch(const int *lens, int B, int V, uint64_t seed, int32_t **ids, int32_t **off)
+{
+    *off = (int32_t *)malloc((B + 1) * sizeof **off);
+    (*off)[0] = 0;
+    for (int b = 0; b < B; b++)
+        (*off)[b + 1] = (*off)[b] + lens[b];
+    *ids = (int32_t *)malloc(((size_t)(*off)[B] + 1) * sizeof **ids);
+    uint64_t s = seed * 2654435761u + 7;
+    for (int32_t t = 0; t < (*off)[B]; t++)
+        (*ids)[t] = (int32_t)(rm_next(&s) % (uint64_t)V);
+}
+
 /* uniform in [-1, 1) */
 static inline float rm_unit(uint64_t *s) { return (float)((rm_next(s) >> 40) * (2.0 / 16777216.0) - 1.0); }
 

@@ -23,13 +23,13 @@
 #include "encoder/forward_cpu.h"
 
 #include "gpu_random_model.h"
+#include "gpu_test_util.h"
 
 #ifdef SPLADE_HAVE_CUDA
 #include "encoder/gpu_encoder_internal.h"
 #endif
 
 /* Helpers below are used only in CUDA builds (the tests skip otherwise). */
-#define UNUSED_OK __attribute__((unused))
 
 /* ---- float64 reference forward ----------------------------------------------------------- */
 
@@ -148,15 +148,6 @@ UNUSED_OK static void ref_forward(const splade_model *m, const int32_t *ids, con
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-static int gpu_available(void)
-{
-    char name[256];
-    if (!splade_gpu_probe(name, sizeof name)) {
-        printf("  (skipping: no usable GPU: %s)\n", name);
-        return 0;
-    }
-    return 1;
-}
 
 UNUSED_OK static double rel_l2_f(const float *a, const double *ref, size_t n, int *nonfinite)
 {
@@ -206,17 +197,6 @@ UNUSED_OK static double topk_overlap(const float *gpu, const double *ref, int V,
     return n ? (double)hit / n : 1.0;
 }
 
-UNUSED_OK static void make_batch(const int *lens, int B, int V, uint64_t seed, int32_t **ids, int32_t **off)
-{
-    *off = malloc((B + 1) * sizeof **off);
-    (*off)[0] = 0;
-    for (int b = 0; b < B; b++)
-        (*off)[b + 1] = (*off)[b] + lens[b];
-    *ids = malloc(((size_t)(*off)[B] + 1) * sizeof **ids);
-    uint64_t s = seed * 2654435761u + 7;
-    for (int32_t t = 0; t < (*off)[B]; t++)
-        (*ids)[t] = (int32_t)(rm_next(&s) % (uint64_t)V);
-}
 
 /* One model, one batch: hidden (always) and dense (when the LM head is there) against float64. */
 static void check_case(const splade_model *m, splade_lmhead_kind head, const int *lens, int B, uint64_t seed)
@@ -224,7 +204,7 @@ static void check_case(const splade_model *m, splade_lmhead_kind head, const int
 #ifdef SPLADE_HAVE_CUDA
     const int V = m->cfg.vocab_size, H = m->cfg.hidden_size;
     int32_t *ids, *off;
-    make_batch(lens, B, V, seed, &ids, &off);
+    rm_make_batch(lens, B, V, seed, &ids, &off);
     const size_t T = (size_t)off[B];
     double *ref_h = malloc(T * H * sizeof *ref_h), *ref_d = malloc((size_t)B * V * sizeof *ref_d);
     float *h = malloc(T * H * sizeof *h), *d = malloc((size_t)B * V * sizeof *d);
@@ -297,7 +277,7 @@ static void test_reuse_and_growth(void **state)
         for (int b = 0; b < B; b++)
             lens[b] = sizes[r][b % 3];
         int32_t *ids, *off;
-        make_batch(lens, B, 800, 100 + r, &ids, &off);
+        rm_make_batch(lens, B, 800, 100 + r, &ids, &off);
         const size_t T = (size_t)off[B];
         double *ref = malloc(T * 64 * sizeof *ref);
         float *h = malloc(T * 64 * sizeof *h);
@@ -350,28 +330,6 @@ static void test_invalid_input(void **state)
 
 
 /* splade-tiny on SciFact documents: GPU vs the fp32 CPU forward, same top-50 terms. */
-UNUSED_OK static const char *first_file(const char *env, const char *suffix, const char *const *cands, char *buf, size_t n)
-{
-    const char *e = getenv(env);
-    if (e && *e) {  /* the variable wins; absent there means skip */
-        snprintf(buf, n, "%s%s", e, suffix);
-        FILE *f = fopen(buf, "rb");
-        if (!f)
-            return NULL;
-        fclose(f);
-        snprintf(buf, n, "%s", e);
-        return buf;
-    }
-    for (int i = 0; cands[i]; i++) {
-        FILE *f = fopen(cands[i], "rb");
-        if (f) {
-            fclose(f);
-            snprintf(buf, n, "%s", cands[i]);
-            return buf;
-        }
-    }
-    return NULL;
-}
 
 /* Top-k of the CPU vector equals the GPU's, allowing swaps among terms whose CPU weights lie
  * within `tol` of the k-th weight (near-ties that bf16 rounding may reorder). */

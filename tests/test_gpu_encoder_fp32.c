@@ -26,35 +26,15 @@
 #include "encoder/forward_cpu.h"
 
 #include "gpu_random_model.h"
+#include "gpu_test_util.h"
 #include "topk_agree.h"
 
 #ifdef SPLADE_HAVE_CUDA
 #include "encoder/gpu_encoder_internal.h"
 #endif
 
-#define UNUSED_OK __attribute__((unused))
 
-static int gpu_available(void)
-{
-    char name[256];
-    if (!splade_gpu_probe(name, sizeof name)) {
-        printf("  (skipping: no usable GPU: %s)\n", name);
-        return 0;
-    }
-    return 1;
-}
 
-UNUSED_OK static void make_batch(const int *lens, int B, int V, uint64_t seed, int32_t **ids, int32_t **off)
-{
-    *off = malloc((B + 1) * sizeof **off);
-    (*off)[0] = 0;
-    for (int b = 0; b < B; b++)
-        (*off)[b + 1] = (*off)[b] + lens[b];
-    *ids = malloc(((size_t)(*off)[B] + 1) * sizeof **ids);
-    uint64_t s = seed * 2654435761u + 7;
-    for (int32_t t = 0; t < (*off)[B]; t++)
-        (*ids)[t] = (int32_t)(rm_next(&s) % (uint64_t)V);
-}
 
 /* rel-L2 of a against ref over n values; counts non-finite entries of a. */
 UNUSED_OK static double rel_l2(const float *a, const float *ref, size_t n, int *nonfinite)
@@ -90,7 +70,7 @@ static void check_case(const splade_model *m, splade_lmhead_kind head, const int
 #ifdef SPLADE_HAVE_CUDA
     const int V = m->cfg.vocab_size;
     int32_t *ids, *off;
-    make_batch(lens, B, V, seed, &ids, &off);
+    rm_make_batch(lens, B, V, seed, &ids, &off);
     float *ref = malloc((size_t)B * V * sizeof *ref), *d = malloc((size_t)B * V * sizeof *d);
     assert_non_null(ref);
     assert_non_null(d);
@@ -163,7 +143,7 @@ static void test_weights_and_reuse(void **state)
         for (int b = 0; b < B; b++)
             lens[b] = sizes[r][b % 3];
         int32_t *ids, *off;
-        make_batch(lens, B, 800, 100 + r, &ids, &off);
+        rm_make_batch(lens, B, 800, 100 + r, &ids, &off);
         float *ref = malloc((size_t)B * 800 * sizeof *ref), *d = malloc((size_t)B * 800 * sizeof *d);
         assert_int_equal(splade_forward_cpu(&m, ids, off, B, ref, 0), SPLADE_OK);
         assert_int_equal(splade_gpu_encoder_forward(g, ids, off, B, d), SPLADE_OK);
@@ -180,29 +160,6 @@ static void test_weights_and_reuse(void **state)
 #endif
 }
 
-UNUSED_OK static const char *first_file(const char *env, const char *suffix, const char *const *cands, char *buf,
-                                        size_t n)
-{
-    const char *e = getenv(env);
-    if (e && *e) { /* the variable wins; absent there means skip */
-        snprintf(buf, n, "%s%s", e, suffix);
-        FILE *f = fopen(buf, "rb");
-        if (!f)
-            return NULL;
-        fclose(f);
-        snprintf(buf, n, "%s", e);
-        return buf;
-    }
-    for (int i = 0; cands[i]; i++) {
-        FILE *f = fopen(cands[i], "rb");
-        if (f) {
-            fclose(f);
-            snprintf(buf, n, "%s", cands[i]);
-            return buf;
-        }
-    }
-    return NULL;
-}
 
 /* splade-tiny on SciFact documents: fp32 GPU vs the fp32 CPU forward, strict top-50. */
 static void test_splade_tiny_scifact(void **state)

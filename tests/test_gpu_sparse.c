@@ -29,22 +29,13 @@
 #include "splade/sparse.h"
 
 #include "gpu_random_model.h"
+#include "gpu_test_util.h"
 
 #ifdef SPLADE_HAVE_CUDA
 #include "encoder/gpu_encoder_internal.h"
 #endif
 
-#define UNUSED_OK __attribute__((unused))
 
-static int gpu_available(void)
-{
-    char name[256];
-    if (!splade_gpu_probe(name, sizeof name)) {
-        printf("  (skipping: no usable GPU: %s)\n", name);
-        return 0;
-    }
-    return 1;
-}
 
 static int small_mode(void) { return getenv("SPLADE_GPU_TEST_SMALL") != NULL; }
 
@@ -189,17 +180,6 @@ static void test_compact_synthetic(void **state)
 
 /* ---- random models: dense output + from_dense vs the compacted output -------------------- */
 
-UNUSED_OK static void make_batch(const int *lens, int B, int V, uint64_t seed, int32_t **ids, int32_t **off)
-{
-    *off = malloc((B + 1) * sizeof **off);
-    (*off)[0] = 0;
-    for (int b = 0; b < B; b++)
-        (*off)[b + 1] = (*off)[b] + lens[b];
-    *ids = malloc(((size_t)(*off)[B] + 1) * sizeof **ids);
-    uint64_t s = seed * 2654435761u + 7;
-    for (int32_t t = 0; t < (*off)[B]; t++)
-        (*ids)[t] = (int32_t)(rm_next(&s) % (uint64_t)V);
-}
 
 UNUSED_OK static void check_model(const splade_model *m, splade_precision prec, splade_lmhead_kind head)
 {
@@ -215,7 +195,7 @@ UNUSED_OK static void check_model(const splade_model *m, splade_precision prec, 
     for (int r = 0; r < 4; r++) {
         const int B = shapes[r][0];
         int32_t *ids, *off;
-        make_batch(&shapes[r][1], B, V, 900 + r, &ids, &off);
+        rm_make_batch(&shapes[r][1], B, V, 900 + r, &ids, &off);
         float *d = malloc((size_t)B * V * sizeof *d);
         rc = splade_gpu_encoder_forward(g, ids, off, B, d);
         if (rc != SPLADE_OK)
@@ -301,7 +281,7 @@ static void test_encoder_paths(void **state)
     lens[4] = 96;
     lens[9] = 2;
     int32_t *ids, *off;
-    make_batch(lens, N, 2000, 4242, &ids, &off);
+    rm_make_batch(lens, N, 2000, 4242, &ids, &off);
     const struct {
         float thr;
         int32_t top_k, batch, cap;

@@ -22,16 +22,11 @@
 #include "splade/gpu.h"
 #include "splade/lmhead.h"
 
+#include "gpu_test_util.h"
+
 #ifdef SPLADE_HAVE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-
-#define CK(call)                                                                                  \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess)                                                                    \
-            fail_msg("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));         \
-    } while (0)
 
 typedef struct {
     const char *name;

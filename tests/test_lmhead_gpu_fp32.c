@@ -22,26 +22,9 @@
 #include "splade/gpu.h"
 #include "splade/lmhead.h"
 
-#ifdef SPLADE_HAVE_CUDA
-#include <cuda_runtime.h>
+#include "gpu_test_util.h"
 
-#define CK(call)                                                                                  \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess)                                                                    \
-            fail_msg("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));         \
-    } while (0)
-#endif
 
-static int gpu_available(void)
-{
-    char name[256];
-    if (!splade_gpu_probe(name, sizeof name)) {
-        printf("  (skipping: no usable GPU: %s)\n", name);
-        return 0;
-    }
-    return 1;
-}
 
 typedef struct {
     const char *name;
