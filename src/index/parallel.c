@@ -3,7 +3,6 @@
 
 #include <pthread.h>
 
-
 size_t splade_index_piece_bytes = (size_t)2 << 20;
 
 void splade_run_jobs(int n, void *(*fn)(void *), void *args, size_t stride)

@@ -64,11 +64,10 @@ __device__ __forceinline__ uint32_t swz(int r, int c) { return (uint32_t)(r * 12
 
 __device__ __forceinline__ float splade_act(float m) { return m > 0.f ? log1pf(m) : 0.f; }
 
-/* Writes one output element: plain store, or atomicMax on the bit pattern (values >= +0,
- * so integer order is float order; out was zeroed first). */
-__device__ __forceinline__ void store_out(const Problem &p, int b, int v, float m)
+/* Writes the output value y (>= +0) of sequence b, term v: plain store, or atomicMax on the bit
+ * pattern (values >= +0, so integer order is float order; out was zeroed first). */
+__device__ __forceinline__ void store_value(const Problem &p, int b, int v, float y)
 {
-    float y = splade_act(m + p.bias[v]);
     float *dst = p.out + (size_t)b * p.V + v;
     if (p.atomic_out) {
         if (y > 0.f)
@@ -76,6 +75,12 @@ __device__ __forceinline__ void store_out(const Problem &p, int b, int v, float 
     } else {
         *dst = y;
     }
+}
+
+/* Writes one output element from its running max m: bias, relu, log1p, store. */
+__device__ __forceinline__ void store_out(const Problem &p, int b, int v, float m)
+{
+    store_value(p, b, v, splade_act(m + p.bias[v]));
 }
 
 struct Unit {
@@ -89,19 +94,30 @@ struct Unit {
 /* PACK2 (sequences of <= 128 tokens, BN = 256): a unit holds two sequences, b = 2*item
  * in hidden rows 0..127 and b1 = b + 1 in rows 128..255, one row tile, no slices; "items"
  * below are then pairs, and p.group counts pairs. */
-template <int BN, bool PACK2> __device__ __forceinline__ Unit decode_unit(const Problem &p, int u)
+/* A unit's vocabulary tile, item (sequence, or pair of sequences with PACK2) and slice from its
+ * index alone: no memory is read, so a kernel can compute the next unit's index early and fetch
+ * what it needs from memory long before it uses it (lmhead_tma.cuh). */
+struct UnitIx {
+    int vt, item, sp;
+};
+template <bool PACK2> __device__ __forceinline__ UnitIx unit_index(const Problem &p, int u)
 {
-    Unit x;
     const int nitems = PACK2 ? (p.B + 1) / 2 : p.B;
     const int per_item = p.nvt * p.nsplit;
     const int g = u / (p.group * per_item);
     const int i0 = g * p.group;
     const int gs = min(p.group, nitems - i0);
     const int rem = u - i0 * per_item;
-    const int item = i0 + rem % gs;
     const int rest = rem / gs;
-    const int sp = rest % p.nsplit;
-    x.vt = rest / p.nsplit;
+    return UnitIx{rest / p.nsplit, i0 + rem % gs, rest % p.nsplit};
+}
+
+template <int BN, bool PACK2> __device__ __forceinline__ Unit decode_unit(const Problem &p, int u)
+{
+    Unit x;
+    const UnitIx ix = unit_index<PACK2>(p, u);
+    const int item = ix.item, sp = ix.sp;
+    x.vt = ix.vt;
     if (PACK2) {
         x.b = 2 * item;
         x.b1 = x.b + 1;

@@ -48,6 +48,7 @@ struct DevInfo {
 
 /* The wgmma tiles (vocabulary rows x hidden rows) and their kernels. */
 enum WgTile { WG_128x256 = 0, WG_192x256 = 1, WG_256x128 = 2, WG_192x256_PACK2 = 3, TMA_128x256 = 4, TMA_256x128 = 5 };
+constexpr int kTileBM[] = {128, 192, 256, 192, 128, 256}, kTileBN[] = {256, 256, 128, 256, 256, 128};
 
 /* The driver's tensor-map encoder, fetched through the runtime so that no -lcuda is needed. */
 PFN_cuTensorMapEncodeTiled_v12000 g_encode_tiled = nullptr;
@@ -270,8 +271,8 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
                 return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: tile 192x256p2 needs max_len <= 128");
             tile = WG_192x256_PACK2;
         }
-        bm = (tile == WG_128x256 || tile == TMA_128x256) ? 128 : (tile == WG_256x128 || tile == TMA_256x128) ? 256 : 192;
-        bn = (tile == WG_256x128 || tile == TMA_256x128) ? 128 : 256;
+        bm = kTileBM[tile];
+        bn = kTileBN[tile];
         slots = di->sms;
     } else {
         bm = MMA_BM;

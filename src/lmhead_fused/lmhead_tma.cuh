@@ -48,24 +48,6 @@ template <int WGM, int BN> struct TmaCfg {
     static_assert(BM <= 256 && BN <= 256, "lmhead tma: a copy box has at most 256 rows");
 };
 
-/* A unit's (vocabulary tile, sequence, slice) from its index: decode_unit's arithmetic without its
- * loads, so that a consumer can fetch the next unit's length (and this unit's bias) long before it
- * needs them: at S = 128 a unit is ~9 us of wgmma, and two dependent global loads at its start and
- * end (~1 us each) were a sizeable share of it. */
-struct UnitIx {
-    int vt, b, sp;
-};
-__device__ __forceinline__ UnitIx unit_index(const Problem &p, int u)
-{
-    const int per_item = p.nvt * p.nsplit;
-    const int g = u / (p.group * per_item);
-    const int i0 = g * p.group;
-    const int gs = min(p.group, p.B - i0);
-    const int rem = u - i0 * per_item;
-    const int rest = rem / gs;
-    return UnitIx{rest / p.nsplit, i0 + rem % gs, rest % p.nsplit};
-}
-
 #ifdef SPLADE_WGMMA_ENABLED
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
 {
@@ -126,8 +108,8 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
     UnitIx nix{0, 0, 0};
     int nlen = 0;
     if (blockIdx.x < p.nunits) {
-        nix = unit_index(p, blockIdx.x);
-        nlen = __ldg(p.seq_len + nix.b);
+        nix = unit_index<false>(p, blockIdx.x);
+        nlen = __ldg(p.seq_len + nix.item);
     }
     for (int u = blockIdx.x; u < p.nunits; u += gridDim.x) {
         const UnitIx ix = nix;
@@ -143,8 +125,8 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
                 bv[m][h] = col < p.V ? __ldg(p.bias + col) : 0.f;
             }
         if (u + (int)gridDim.x < p.nunits) {
-            nix = unit_index(p, u + gridDim.x);
-            nlen = __ldg(p.seq_len + nix.b);
+            nix = unit_index<false>(p, u + gridDim.x);
+            nlen = __ldg(p.seq_len + nix.item);
         }
         const int nt = len > 0 ? (len + BN - 1) / BN : 0;
         const int t0 = ix.sp * p.tps, t1 = max(t0, min(nt, t0 + p.tps));
@@ -195,14 +177,8 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
                 v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
                 v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
                 const int col = ix.vt * C::BM + (wg * WGM + m) * 64 + wq * 16 + h * 8 + (lane >> 2);
-                if ((lane & 3) == 0 && col < p.V) {
-                    const float y = splade_act(v + bv[m][h]);
-                    float *dst = p.out + (size_t)ix.b * p.V + col;
-                    if (!p.atomic_out)
-                        *dst = y;
-                    else if (y > 0.f) /* out pre-zeroed; values >= +0, so int order is float order */
-                        atomicMax(reinterpret_cast<int *>(dst), __float_as_int(y));
-                }
+                if ((lane & 3) == 0 && col < p.V)
+                    store_value(p, ix.item, col, splade_act(v + bv[m][h]));
             }
     }
 #endif
