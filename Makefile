@@ -22,7 +22,7 @@ OPENBLAS_INC := /usr/include/x86_64-linux-gnu/openblas-pthread
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -I$(OPENBLAS_INC) -pthread -MMD -MP $(SANFLAGS)
 LDFLAGS  += -pthread $(SANFLAGS)
-LDLIBS   := -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lm
+LDLIBS   := -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lz -lm
 
 C_SRC    := $(filter-out src/cli/main.c src/gpu/no_cuda.c,$(wildcard src/*/*.c))
 CU_SRC   := $(wildcard src/*/*.cu)
@@ -51,7 +51,7 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
-            libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev
+            libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev
 
 .PHONY: all deps check test bench models demo fuzz clean
 all: $(BUILD)/.deps-ok $(BIN)
@@ -126,7 +126,7 @@ fuzz: $(BUILD)/.deps-ok
 	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
 	  clang -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I$(OPENBLAS_INC) -pthread \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $$f $(FUZZ_LIB_SRC) -o build-fuzz/$$t \
-	    -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lm || exit 1; \
+	    -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lz -lm || exit 1; \
 	  mkdir -p build-fuzz/corpus/$$n; \
 	  build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/$$t- \
 	    build-fuzz/corpus/$$n fuzz/corpus/$$n 2>&1 | grep -E "^#[0-9]+ *DONE|ERROR|SUMMARY|Done" ; \

@@ -3,7 +3,8 @@
  * Accepted records (one JSON object per line, blank lines skipped):
  *   BEIR:      {"_id": ..., "title": ..., "text": ...}   (title optional)
  *   Anserini:  {"id": ..., "contents": ...} or {"id": ..., "text": ...}
- * Ids may be JSON strings or integers (integers are kept in decimal form).
+ * Ids may be JSON strings or integers (integers are kept in decimal form); a string id must follow
+ * the id rule of include/splade/jsonl.h (splade_id_problem). Plain or gzip input, as jsonl.h says.
  * The text to encode is `title + " " + text` when the title is non-empty,
  * else `text` alone: the same join tools/ uses for the reference pipeline. */
 #ifndef SPLADE_CORPUS_H
@@ -40,6 +41,9 @@ int splade_corpus_next(splade_corpus_reader *r, splade_doc *doc);
  * `name` stands for the path in error details. */
 int splade_corpus_open_memory(const void *data, size_t len, const char *name,
                               splade_corpus_reader **out);
+
+/* Line-length limit (include/splade/jsonl.h: SPLADE_JSONL_MAX_LINE when 0); tests lower it. */
+void splade_corpus_set_max_line(splade_corpus_reader *r, size_t max_line);
 
 void splade_corpus_close(splade_corpus_reader *r);
 

@@ -74,10 +74,9 @@ static int parse_record(splade_corpus_reader *r, json_t *obj, splade_doc *doc)
 {
     const char *path = splade_jsonl_path(r->j);
     const long line = splade_jsonl_line(r->j);
-    doc->id = splade_json_id(obj, "_id", "id", r->id_buf);
-    if (!doc->id)
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-string/integer field \"_id\" or \"id\"",
-                           path, line);
+    int rc = splade_jsonl_id(r->j, obj, "_id", "id", r->id_buf, &doc->id);
+    if (rc < 0)
+        return rc;
     json_t *body = json_object_get(obj, "text");
     if (!body)
         body = json_object_get(obj, "contents");
@@ -103,6 +102,11 @@ int splade_corpus_next(splade_corpus_reader *r, splade_doc *doc)
         return rc;
     rc = parse_record(r, obj, doc);
     return rc < 0 ? rc : 1;
+}
+
+void splade_corpus_set_max_line(splade_corpus_reader *r, size_t max_line)
+{
+    splade_jsonl_set_max_line(r->j, max_line);
 }
 
 void splade_corpus_close(splade_corpus_reader *r)

@@ -92,9 +92,9 @@ static int parse_record(splade_vectors_reader *r, json_t *obj, splade_vector_rec
 {
     const char *path = splade_jsonl_path(r->j);
     const long line = splade_jsonl_line(r->j);
-    rec->id = splade_json_id(obj, "id", "_id", r->id_buf);
-    if (!rec->id)
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-string/integer field \"id\"", path, line);
+    int rc = splade_jsonl_id(r->j, obj, "id", "_id", r->id_buf, &rec->id);
+    if (rc < 0)
+        return rc;
     json_t *vec = json_object_get(obj, "vector");
     if (!json_is_object(vec))
         return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-object field \"vector\"", path, line);
