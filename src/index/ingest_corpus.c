@@ -108,5 +108,5 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
     splade_progress_finish(&pb, splade_builder_n_docs(b));
     chunk_free(&c);
     splade_corpus_close(r);
-    return rc;
+    return rc < 0 ? rc : splade_ingest_check_found(b, path, opts);
 }

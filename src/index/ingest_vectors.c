@@ -1,4 +1,5 @@
 /* build --vectors: precomputed vectors JSONL -> builder, no model (include/splade/build.h). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +20,29 @@ uint64_t splade_count_lines(const char *path)
         return 0;
     char buf[1 << 16];
     uint64_t n = 0;
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+    size_t got = fread(buf, 1, 2, f);
+    if (got == 2 && !memcmp(buf, "\x1f\x8b", 2)) { /* gzip: the newlines are inside the compressed data */
+        fclose(f);
+        return 0;
+    }
+    do
         for (char *p = buf; (p = memchr(p, '\n', got - (size_t)(p - buf))); p++)
             n++;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0);
     fclose(f);
     return n;
+}
+
+int splade_ingest_check_found(const splade_index_builder *b, const char *path, const splade_ingest_opts *opts)
+{
+    if (splade_builder_n_docs(b) > 0)
+        return SPLADE_OK;
+    if (opts->skipped)
+        return splade_fail(SPLADE_ERR_FORMAT, "every line of %s was invalid (%" PRIu32 " skipped)", path,
+                           opts->skipped);
+    if (!opts->allow_empty)
+        return splade_fail(SPLADE_ERR_FORMAT, "%s holds no documents", path);
+    return SPLADE_OK;
 }
 
 static int add_record(splade_index_builder *b, const char *path, const splade_vector_record *rec, int32_t **buf,
@@ -74,5 +92,5 @@ int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_inge
     splade_progress_finish(&pb, splade_builder_n_docs(b));
     splade_vectors_close(r);
     free(terms);
-    return rc;
+    return rc < 0 ? rc : splade_ingest_check_found(b, path, opts);
 }
