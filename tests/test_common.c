@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "splade.h"
 #include "splade/corpus.h"
+#include "splade/jsonl.h"
 #include "splade/sparse.h"
 
 static char *write_temp(const char *content, size_t len)
@@ -126,6 +129,220 @@ static void test_corpus_missing_file_and_nul(void **state)
     free(path);
 }
 
+/* Lines of `cap` bytes pass, one byte more fails naming the line and the limit, and the reader
+ * goes on after the long line (which it never held whole: the limit is checked per chunk). */
+static void test_corpus_line_limit(void **state)
+{
+    (void)state;
+    const char *txt = "{\"_id\":\"a\",\"text\":\"x\"}\n"               /* 22 bytes */
+                      "{\"_id\":\"b\",\"text\":\"xyzw\"}\n"            /* 25 bytes */
+                      "{\"_id\":\"c\",\"text\":\"yy\"}";                /* 23, no newline */
+    splade_corpus_reader *r;
+    splade_doc d;
+    assert_int_equal(splade_corpus_open_memory(txt, strlen(txt), "mem.jsonl", &r), SPLADE_OK);
+    splade_corpus_set_max_line(r, 24);
+    assert_int_equal(splade_corpus_next(r, &d), 1);
+    assert_string_equal(d.id, "a");
+    assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_FORMAT);
+    assert_string_equal(splade_error_detail(), "mem.jsonl:2: line longer than the limit of 24 bytes");
+    assert_int_equal(splade_corpus_next(r, &d), 1);
+    assert_string_equal(d.id, "c");
+    assert_int_equal(d.line, 3);
+    assert_int_equal(splade_corpus_next(r, &d), 0);
+    splade_corpus_close(r);
+    /* the default limit, named in MiB */
+    static const char big_head[] = "{\"_id\":\"big\",\"text\":\"";
+    size_t n = SPLADE_JSONL_MAX_LINE + 16;
+    char *big = malloc(n);
+    assert_non_null(big);
+    memset(big, 'a', n);
+    memcpy(big, big_head, sizeof big_head - 1);
+    assert_int_equal(splade_corpus_open_memory(big, n, "big.jsonl", &r), SPLADE_OK);
+    assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_FORMAT);
+    assert_string_equal(splade_error_detail(), "big.jsonl:1: line longer than the limit of 64 MiB");
+    assert_int_equal(splade_corpus_next(r, &d), 0);
+    splade_corpus_close(r);
+    free(big);
+}
+
+static unsigned char *gzip_members(const char *data, size_t len, int members, size_t *out_len)
+{
+    size_t cap = 2 * len + 64 * (size_t)members + 64, off = 0, at = 0;
+    unsigned char *out = malloc(cap);
+    assert_non_null(out);
+    for (int m = 0; m < members; m++) {
+        size_t part = m == members - 1 ? len - at : len / (size_t)members;
+        z_stream z = {0};
+        assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        z.next_in = (unsigned char *)data + at;
+        z.avail_in = (uInt)part;
+        z.next_out = out + off;
+        z.avail_out = (uInt)(cap - off);
+        assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+        off = cap - z.avail_out;
+        deflateEnd(&z);
+        at += part;
+    }
+    *out_len = off;
+    return out;
+}
+
+/* A corpus of ~400 KB with lines of 10 B to 90 KB (crossing every 64 KiB read): the same records
+ * from memory, from a file, gzip-compressed in one member and in three (boundaries mid-line). */
+static void test_corpus_gzip_and_chunks_read_alike(void **state)
+{
+    (void)state;
+    size_t cap = 1 << 20, len = 0;
+    char *txt = malloc(cap);
+    assert_non_null(txt);
+    int n_docs = 0;
+    for (int i = 0; len < 400000; i++, n_docs++) {
+        int words = (i * 7919) % 9 == 0 ? 15000 + i * 10 : 1 + (i * 31) % 200;
+        len += (size_t)sprintf(txt + len, "{\"_id\":\"d%d\",\"text\":\"", i);
+        for (int w = 0; w < words; w++)
+            len += (size_t)sprintf(txt + len, "w%d ", (i + w) % 97);
+        len += (size_t)sprintf(txt + len, "\"}%s", i % 5 == 0 ? "\r\n\n" : "\n");
+    }
+    size_t gz1_len, gz3_len;
+    unsigned char *gz1 = gzip_members(txt, len, 1, &gz1_len), *gz3 = gzip_members(txt, len, 3, &gz3_len);
+    char *plain_path = write_temp(txt, len), *gz_path = write_temp((const char *)gz3, gz3_len);
+    splade_corpus_reader *r[5];
+    assert_int_equal(splade_corpus_open_memory(txt, len, "m", &r[0]), 0);
+    assert_int_equal(splade_corpus_open(plain_path, &r[1]), 0);
+    assert_int_equal(splade_corpus_open_memory(gz1, gz1_len, "g1", &r[2]), 0);
+    assert_int_equal(splade_corpus_open_memory(gz3, gz3_len, "g3", &r[3]), 0);
+    assert_int_equal(splade_corpus_open(gz_path, &r[4]), 0);
+    for (int i = 0; i <= n_docs; i++) {
+        splade_doc d0, d;
+        int rc = splade_corpus_next(r[0], &d0);
+        assert_int_equal(rc, i < n_docs ? 1 : 0);
+        for (int k = 1; k < 5; k++) {
+            assert_int_equal(splade_corpus_next(r[k], &d), rc);
+            if (rc == 1) {
+                assert_string_equal(d.id, d0.id);
+                assert_int_equal(d.text_len, d0.text_len);
+                assert_memory_equal(d.text, d0.text, d.text_len);
+                assert_int_equal(d.line, d0.line);
+            }
+        }
+    }
+    for (int k = 0; k < 5; k++)
+        splade_corpus_close(r[k]);
+    unlink(plain_path);
+    unlink(gz_path);
+    free(plain_path);
+    free(gz_path);
+    free(gz1);
+    free(gz3);
+    free(txt);
+}
+
+/* Stream errors are not the end of the input: a truncated or damaged gzip file gives its first
+ * records, then an error naming the line, and an error again on every later call. So is a read
+ * error (a directory given as the corpus), and compressed formats other than gzip are named. */
+static void test_corpus_stream_errors_are_not_eof(void **state)
+{
+    (void)state;
+    char txt[40000];
+    size_t len = 0;
+    for (int i = 0; len < sizeof txt - 100; i++)
+        len += (size_t)sprintf(txt + len, "{\"_id\":\"d%d\",\"text\":\"text %d\"}\n", i, i * 7919);
+    size_t gz_len;
+    unsigned char *gz = gzip_members(txt, len, 1, &gz_len);
+    for (int damage = 0; damage < 2; damage++) {
+        unsigned char *copy = malloc(gz_len);
+        memcpy(copy, gz, gz_len);
+        if (damage)
+            copy[gz_len - 6] ^= 0x55; /* the stored CRC-32: detected at the end of the member */
+        size_t use = damage ? gz_len : gz_len / 2;
+        splade_corpus_reader *r;
+        splade_doc d;
+        assert_int_equal(splade_corpus_open_memory(copy, use, "c.jsonl.gz", &r), 0);
+        int docs = 0, rc;
+        while ((rc = splade_corpus_next(r, &d)) == 1)
+            docs++;
+        assert_int_equal(rc, SPLADE_ERR_IO);
+        assert_true(docs > 10);
+        char where[64];
+        snprintf(where, sizeof where, "c.jsonl.gz:%d: ", docs + 1);
+        assert_non_null(strstr(splade_error_detail(), where));
+        assert_non_null(strstr(splade_error_detail(), damage ? "corrupt gzip data" : "truncated gzip data"));
+        assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_IO);
+        assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_IO);
+        splade_corpus_close(r);
+        free(copy);
+    }
+    free(gz);
+
+    char dir[] = "/tmp/splade_test_dirXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    splade_corpus_reader *r;
+    assert_int_equal(splade_corpus_open(dir, &r), SPLADE_ERR_IO);
+    assert_non_null(strstr(splade_error_detail(), ":1: read error: Is a directory"));
+    rmdir(dir);
+
+    static const struct { const char *magic; size_t len; const char *name; } kinds[] = {
+        {"BZh91AY", 7, "(bzip2)"}, {"\xfd" "7zXZ\0\0", 7, "(xz)"}, {"\x28\xb5\x2f\xfd\0", 5, "(zstd)"}};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(splade_corpus_open_memory(kinds[k].magic, kinds[k].len, "x", &r), SPLADE_ERR_UNSUPPORTED);
+        assert_non_null(strstr(splade_error_detail(), "compressed input "));
+        assert_non_null(strstr(splade_error_detail(), kinds[k].name));
+    }
+}
+
+/* A byte-order mark starts the file: skipped. Anywhere else it is not JSON. \u0000 in a string is
+ * refused naming the field (not jansson's flag). */
+static void test_corpus_bom_and_nul_escape(void **state)
+{
+    (void)state;
+    const char *txt = "\xef\xbb\xbf{\"_id\":\"a\",\"text\":\"x\"}\n\xef\xbb\xbf{\"_id\":\"b\",\"text\":\"y\"}\n"
+                      "{\"_id\":\"c\",\"title\":\"t\",\"text\":\"p\\u0000q\"}\n";
+    splade_corpus_reader *r;
+    splade_doc d;
+    assert_int_equal(splade_corpus_open_memory(txt, strlen(txt), "bom.jsonl", &r), 0);
+    assert_int_equal(splade_corpus_next(r, &d), 1);
+    assert_string_equal(d.id, "a");
+    assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_FORMAT);
+    assert_non_null(strstr(splade_error_detail(), "bom.jsonl:2: invalid JSON"));
+    assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_FORMAT);
+    assert_string_equal(splade_error_detail(),
+                        "bom.jsonl:3: field \"text\" holds \\u0000 (a NUL character), which is not supported");
+    assert_int_equal(splade_corpus_next(r, &d), 0);
+    splade_corpus_close(r);
+}
+
+static void test_id_rule(void **state)
+{
+    (void)state;
+    static const char *good[] = {"a", "doc-1/x:y", "caf\xc3\xa9", "\xf0\x9f\x98\x80", "-7", "\"quoted\""};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        assert_null(splade_id_problem(good[i], strlen(good[i])));
+    assert_string_equal(splade_id_problem("", 0), "is empty");
+    static const char *spaced[] = {"a b", "a\tb", "a\nb", "a\rb", "\x01", "x\x7f", "a\x0b"};
+    for (size_t i = 0; i < sizeof spaced / sizeof *spaced; i++)
+        assert_string_equal(splade_id_problem(spaced[i], strlen(spaced[i])),
+                            "contains whitespace or a control character");
+    assert_string_equal(splade_id_problem("a\0b", 3), "contains whitespace or a control character");
+    assert_string_equal(splade_id_problem("\xff", 1), "is not valid UTF-8");
+    assert_string_equal(splade_id_problem("\xed\xa0\x80", 3), "is not valid UTF-8"); /* a surrogate */
+    char longest[SPLADE_ID_MAX + 1];
+    memset(longest, 'i', sizeof longest);
+    assert_null(splade_id_problem(longest, SPLADE_ID_MAX));
+    assert_string_equal(splade_id_problem(longest, SPLADE_ID_MAX + 1), "is longer than 1024 bytes");
+    /* through the corpus reader: the field and line are named, integers are always valid ids */
+    const char *txt = "{\"id\":12,\"text\":\"x\"}\n{\"id\":\"a b\",\"text\":\"y\"}\n{\"_id\":\"\",\"id\":\"z\",\"text\":\"y\"}\n";
+    splade_corpus_reader *r;
+    splade_doc d;
+    assert_int_equal(splade_corpus_open_memory(txt, strlen(txt), "ids.jsonl", &r), 0);
+    assert_int_equal(splade_corpus_next(r, &d), 1);
+    assert_string_equal(d.id, "12");
+    assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_FORMAT);
+    assert_non_null(strstr(splade_error_detail(), "ids.jsonl:2: field \"id\" contains whitespace"));
+    assert_int_equal(splade_corpus_next(r, &d), SPLADE_ERR_FORMAT);
+    assert_non_null(strstr(splade_error_detail(), "ids.jsonl:3: field \"_id\" is empty"));
+    splade_corpus_close(r);
+}
+
 static void test_sparse_from_dense_random(void **state)
 {
     (void)state;
@@ -173,6 +390,11 @@ int main(void)
         cmocka_unit_test(test_corpus_formats),
         cmocka_unit_test(test_corpus_bad_lines_name_the_line),
         cmocka_unit_test(test_corpus_missing_file_and_nul),
+        cmocka_unit_test(test_corpus_line_limit),
+        cmocka_unit_test(test_corpus_gzip_and_chunks_read_alike),
+        cmocka_unit_test(test_corpus_stream_errors_are_not_eof),
+        cmocka_unit_test(test_corpus_bom_and_nul_escape),
+        cmocka_unit_test(test_id_rule),
         cmocka_unit_test(test_sparse_from_dense_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
