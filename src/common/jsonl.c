@@ -188,6 +188,8 @@ static int append(splade_jsonl *j, const unsigned char *s, size_t n)
         size_t cap = j->line_cap ? j->line_cap : 256;
         while (cap < need)
             cap *= 2;
+        if (cap > j->max_line + 1 && need <= j->max_line + 1)
+            cap = j->max_line + 1; /* a line at the limit takes the limit, not twice it */
         char *p = realloc(j->line, cap);
         if (!p)
             return stream_failed(j, splade_fail(SPLADE_ERR_NOMEM, "%s:%ld: line of %zu bytes", j->path,
