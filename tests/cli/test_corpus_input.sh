@@ -46,7 +46,7 @@ refused long.jsonl "long.jsonl:2: line longer than the limit of 64 MiB"
 rm -f long.jsonl
 mkdir adir
 refused adir "adir:1: read error: Is a directory"
-# a file of zeros without a newline fails at once (not after reading it whole)
+# a file of zeros without a newline fails naming line 1 (checked per chunk: test_common, fuzz)
 head -c 3000000 /dev/zero > zeros.jsonl
 refused zeros.jsonl "zeros.jsonl:1: NUL byte"
 
