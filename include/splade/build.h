@@ -38,10 +38,23 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
 int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
                                     splade_index_builder **out);
 
+/* Takes the exclusive build lock of index folder dir (creating it) for this builder, until
+ * splade_builder_free: a build holds it from its start, so a second build into the same folder fails
+ * at once ("another build is writing this index (pid P on host H, started T ...)") instead of after
+ * encoding its corpus. splade_builder_write takes the lock itself for its own duration when the
+ * builder does not hold it. Readers never take it. The lock is flock(2) on DIR/.lock, which names
+ * the holder and is removed when released. */
+int splade_builder_lock(splade_index_builder *b, const char *dir);
+
+/* allow != 0: splade_builder_write may replace an index that has postings with one that has none
+ * (0 documents, or only empty vectors). By default that is refused (SPLADE_ERR_INVALID_ARG naming the
+ * index and both counts): a build that read nothing useful must not wipe out a good index. */
+void splade_builder_allow_empty(splade_index_builder *b, int allow);
+
 /* Lines of a regular uncompressed file (for the progress bar's ETA); 0 if unknown. */
 uint64_t splade_count_lines(const char *path);
 
-/* The check above, after ingesting `path` into b. */
+/* The no-document check described at splade_ingest_opts, after ingesting `path` into b. */
 int splade_ingest_check_found(const splade_index_builder *b, const char *path, const splade_ingest_opts *opts);
 
 #ifdef __cplusplus

@@ -101,9 +101,10 @@ void splade_builder_set_threads(splade_index_builder *b, int threads);
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
 uint32_t splade_builder_n_docs(const splade_index_builder *b);
 
-/* Inverts, writes DIR/.index.spx.tmp-<pid>, fsyncs, re-opens and verifies it, renames it onto
- * DIR/index.spx (creating DIR if needed). The previous index stays in place until that rename.
- * stats may be NULL. */
+/* With DIR's build lock held (splade_builder_lock in include/splade/build.h, else taken for this
+ * call): inverts, writes DIR/.index.spx.tmp-<pid>-<random>, fsyncs, re-opens and verifies it through
+ * its descriptor, renames it onto DIR/index.spx (creating DIR if needed). The previous index stays in
+ * place until that rename. Temporary files of killed builds are removed. stats may be NULL. */
 int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats);
 
 void splade_builder_free(splade_index_builder *b);

@@ -13,18 +13,21 @@
 static const char usage_text[] =
     "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda]\n"
     "                          [--precision bf16|fp32] [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
-    "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid]\n"
+    "                          [--allow-empty]\n"
+    "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
     "\n"
     "Encodes every document of CORPUS.jsonl ({\"_id\",\"title\",\"text\"} or {\"id\",\"contents\"}) and\n"
     "writes the index to DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). --vectors indexes\n"
     "precomputed vectors ({\"id\",\"vector\":{token:weight}}) with no model. The previous index in DIR\n"
     "is replaced atomically once the new one is complete and verified. --threads N: threads for encoding\n"
     "and inversion (default: all cores); the index does not depend on it. --precision: the GPU's number\n"
-    "format, bf16 (default, fast) or fp32 (the CPU's vectors); the CPU always computes in fp32.\n";
+    "format, bf16 (default, fast) or fp32 (the CPU's vectors); the CPU always computes in fp32.\n"
+    "One build at a time per DIR (a second one fails naming the first). A build without postings does\n"
+    "not replace an index that has some unless --allow-empty.\n";
 
 typedef struct {
     const char *corpus, *out, *model, *vectors, *device, *precision;
-    int batch, max_length, threads, quiet, skip_invalid;
+    int batch, max_length, threads, quiet, skip_invalid, allow_empty;
 } build_opts;
 
 static int parse(int argc, char **argv, build_opts *o)
@@ -35,7 +38,7 @@ static int parse(int argc, char **argv, build_opts *o)
         {"max-length", required_argument, 0, 'L'}, {"threads", required_argument, 0, 't'},
         {"quiet", no_argument, 0, 'q'}, {"skip-invalid", no_argument, 0, 's'},
         {"vectors", required_argument, 0, 'V'}, {"precision", required_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"allow-empty", no_argument, 0, 'E'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1;) {
@@ -50,6 +53,7 @@ static int parse(int argc, char **argv, build_opts *o)
         case 's': o->skip_invalid = 1; break;
         case 'V': o->vectors = optarg; break;
         case 'P': o->precision = optarg; break;
+        case 'E': o->allow_empty = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -82,7 +86,8 @@ static void print_summary(const build_opts *o, const splade_build_stats *st, uin
 }
 
 /* Loads the model, creates the encoder and a builder over the model's vocabulary, ingests. */
-static int build_from_corpus(const build_opts *o, splade_ingest_opts *io, splade_index_builder **b)
+static int build_from_corpus(const build_opts *o, const char *out_dir, splade_ingest_opts *io,
+                             splade_index_builder **b)
 {
     char dir[4096];
     splade_model *m = NULL;
@@ -101,6 +106,8 @@ static int build_from_corpus(const build_opts *o, splade_ingest_opts *io, splade
     if (rc == 0)
         rc = splade_builder_create_for_model(m, o->model ? o->model : SPLADE_DEFAULT_MODEL,
                                              splade_encoder_max_length(enc), b);
+    if (rc == 0)
+        rc = splade_builder_lock(*b, out_dir); /* before the long part: a second build fails at once */
     int chunk = (o->batch > 0 ? o->batch : 32) * 8; /* several batches per call: better length sorting */
     if (rc == 0)
         rc = splade_ingest_corpus(*b, o->corpus, enc, chunk, io);
@@ -123,19 +130,22 @@ int cmd_build(int argc, char **argv)
         return prc;
     const char *dir = splade_index_dir(o.out);
     double t0 = splade_now();
-    splade_ingest_opts io = {.skip_invalid = o.skip_invalid, .quiet = o.quiet};
+    splade_ingest_opts io = {.skip_invalid = o.skip_invalid, .quiet = o.quiet, .allow_empty = o.allow_empty};
     splade_index_builder *b = NULL;
     int rc;
     if (o.vectors) {
         rc = splade_builder_create(NULL, 0, NULL, &b);
         if (rc == 0)
+            rc = splade_builder_lock(b, dir);
+        if (rc == 0)
             rc = splade_ingest_vectors(b, o.vectors, &io);
     } else {
-        rc = build_from_corpus(&o, &io, &b);
+        rc = build_from_corpus(&o, dir, &io, &b);
     }
     splade_build_stats st;
     if (rc == 0) {
         splade_builder_set_threads(b, o.threads);
+        splade_builder_allow_empty(b, o.allow_empty);
         rc = splade_builder_write(b, dir, &st);
     }
     splade_builder_free(b);

@@ -1,4 +1,5 @@
 /* splade-index: one binary, one subcommand per pipeline stage. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* A file over RLIMIT_FSIZE (`ulimit -f`) must be an error (EFBIG) that the writer reports and
+     * cleans up after, not a silent kill leaving a temporary file (SIGXFSZ's default). */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -70,6 +70,7 @@ void splade_builder_free(splade_index_builder *b)
 {
     if (!b)
         return;
+    splade_dir_lock_release(&b->lock);
     strtab_free(&b->vocab);
     strtab_free(&b->ids);
     strtab_free(&b->store);

@@ -3,11 +3,26 @@
 #ifndef SPLADE_INDEX_BUILDER_INTERNAL_H
 #define SPLADE_INDEX_BUILDER_INTERNAL_H
 
+#include <sys/types.h>
+
 #include "index/strtab.h"
 #include "splade/index.h"
 
 #define NO_VECTOR UINT64_MAX
 #define SPLADE_MAX_THREADS 64 /* threads the inversion uses at most */
+
+/* The exclusive build lock of an index folder (install.c): flock on DIR/.lock, which records the
+ * holder (pid, host, start time) for the message a second writer gets. */
+typedef struct {
+    int held;
+    int fd;
+    dev_t dev;             /* the folder's identity: a write into the same folder reuses the lock */
+    ino_t ino;
+    int made_dir;          /* DIR did not exist: removed again on release if nothing was installed */
+    char path[4096];       /* DIR/.lock */
+} splade_dir_lock;
+
+void splade_dir_lock_release(splade_dir_lock *l);
 
 struct splade_index_builder {
     int dynamic_vocab;     /* vocabulary from token strings (--vectors) */
@@ -30,6 +45,8 @@ struct splade_index_builder {
     uint32_t n_truncated;
     int keep_order;        /* internal ids = corpus order (no reordering, reorder.c) */
     int threads;           /* threads the inversion may use; <= 0: all online cores (splade_build_threads) */
+    int allow_empty;       /* may replace a non-empty index with one without postings */
+    splade_dir_lock lock;  /* taken by splade_builder_lock, released by splade_builder_free */
 };
 
 /* Document d's forward terms / weights (fwd_len[d] of them). The arrays stay NULL while no document
@@ -73,9 +90,9 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out);
 int splade_build_threads(int requested, uint64_t n_postings);
 void splade_inverted_free(splade_inverted *inv);
 
-/* Writes the index file at path (created exclusively) on `threads` threads and returns it open in
- * *fd_out, complete but not yet fsynced: the caller fsyncs and closes it. */
-int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, const char *path, int threads,
-                      uint64_t *file_bytes, int *fd_out);
+/* Writes the index file into fd (an empty file the caller created; path names it in messages) on
+ * `threads` threads: complete when this returns OK, but not yet fsynced (the caller does that). */
+int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, int fd, const char *path,
+                      int threads, uint64_t *file_bytes);
 
 #endif

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "splade.h"
 
 #define TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
+#define LOCK_FILE ".lock"
 
 static double now_s(void)
 {
@@ -49,7 +52,121 @@ static int make_dirs(const char *dir)
     return SPLADE_OK;
 }
 
-/* Removes temporary files left by builds that were killed (their pid no longer exists). */
+/* ---- the folder's build lock ---- */
+
+/* The holder recorded in the lock file, for a second writer's message. */
+static void read_holder(int fd, char *buf, size_t cap)
+{
+    ssize_t n = pread(fd, buf, cap - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    if (!buf[0])
+        snprintf(buf, cap, "holder not recorded yet");
+}
+
+static void write_holder(int fd)
+{
+    char host[256] = "?", when[64] = "?", line[512];
+    gethostname(host, sizeof host - 1);
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int n = snprintf(line, sizeof line, "pid %ld on host %s, started %s\n", (long)getpid(), host, when);
+    int recorded = ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) == n;
+    (void)recorded; /* if not, only a second writer's message lacks the holder */
+}
+
+/* The lock file is removed on release (so a folder holds nothing but index.spx between builds),
+ * hence the check after flock that the name still leads to the file we locked: else a writer that
+ * opened the file before its holder removed it, and one that created a new file since, would both
+ * hold "the" lock. */
+static int same_file(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int lock_dir(const char *dir, splade_dir_lock *l)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return splade_fail(SPLADE_ERR_IO, "%s: %s", dir, strerror(errno));
+    if (snprintf(l->path, sizeof l->path, "%s/%s", dir, LOCK_FILE) >= (int)sizeof l->path)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
+    for (;;) {
+        int fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return splade_fail(SPLADE_ERR_IO, "%s: cannot create the build lock: %s", l->path, strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int err = errno;
+            char holder[512];
+            read_holder(fd, holder, sizeof holder);
+            close(fd);
+            if (err == EWOULDBLOCK)
+                return splade_fail(SPLADE_ERR_IO, "%s: another build is writing this index (%s; lock file %s): "
+                                   "try again when it has finished", dir, holder, l->path);
+            return splade_fail(SPLADE_ERR_IO, "%s: flock: %s", l->path, strerror(err));
+        }
+        if (same_file(fd, l->path)) {
+            write_holder(fd);
+            l->held = 1;
+            l->made_dir = 0;
+            l->fd = fd;
+            l->dev = st.st_dev;
+            l->ino = st.st_ino;
+            return SPLADE_OK;
+        }
+        close(fd); /* removed by its previous holder in between: lock the new one */
+    }
+}
+
+void splade_dir_lock_release(splade_dir_lock *l)
+{
+    if (!l->held)
+        return;
+    unlink(l->path); /* while still locked: see same_file */
+    close(l->fd);
+    l->held = 0;
+    if (l->made_dir) { /* a failed first build leaves no empty folder behind (rmdir: only if empty) */
+        l->path[strlen(l->path) - strlen("/" LOCK_FILE)] = '\0';
+        rmdir(l->path);
+    }
+}
+
+/* Whether l locks the folder dir (the same folder under any spelling of its path). */
+static int locks_dir(const splade_dir_lock *l, const char *dir)
+{
+    struct stat st;
+    return l->held && stat(dir, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino;
+}
+
+int splade_builder_lock(splade_index_builder *b, const char *dir)
+{
+    if (!b || !dir)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_builder_lock: NULL argument");
+    if (locks_dir(&b->lock, dir))
+        return SPLADE_OK;
+    splade_dir_lock_release(&b->lock);
+    struct stat st;
+    int made = stat(dir, &st) != 0 && errno == ENOENT;
+    int rc = make_dirs(dir);
+    if (rc == 0)
+        rc = lock_dir(dir, &b->lock);
+    if (rc < 0 && made)
+        rmdir(dir);
+    b->lock.made_dir = rc == 0 && made;
+    return rc;
+}
+
+void splade_builder_allow_empty(splade_index_builder *b, int allow)
+{
+    b->allow_empty = allow != 0;
+}
+
+/* Removes temporary files left by killed builds. Called with the folder's lock held, so no live
+ * writer has one: every writer holds the lock from before it creates its temporary file until
+ * after it renamed or removed it. */
 static void remove_stale(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -58,14 +175,58 @@ static void remove_stale(const char *dir)
     for (struct dirent *e; (e = readdir(d));) {
         if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
             continue;
-        long pid = strtol(e->d_name + strlen(TMP_PREFIX), NULL, 10);
-        if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
             unlink(path);
-        }
     }
     closedir(d);
+}
+
+/* A build that ended up with no postings (an empty corpus, every line skipped, every vector
+ * empty) must not silently replace an index that has some: refused unless allowed. */
+static int refuse_empty(const splade_index_builder *b, const char *dir)
+{
+    if (b->allow_empty || (b->ids.n > 0 && b->fn > 0))
+        return SPLADE_OK;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, SPLADE_INDEX_FILE);
+    splade_index *old;
+    struct stat st;
+    if (stat(path, &st) != 0 || splade_index_open(path, &old) < 0)
+        return SPLADE_OK; /* nothing to lose: no index, or one that does not open */
+    splade_index_info in = *splade_index_get_info(old);
+    splade_index_close(old);
+    if (in.n_postings == 0)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_INVALID_ARG,
+                       "%s holds %u documents (%llu postings) and the new build has %u documents (%llu postings): "
+                       "not replacing it with an empty index (build --allow-empty to do so)",
+                       path, in.n_docs, (unsigned long long)in.n_postings, b->ids.n, (unsigned long long)b->fn);
+}
+
+/* ---- the temporary file ---- */
+
+/* Creates DIR/.index.spx.tmp-<pid>-<random> exclusively: unique even between processes of the same
+ * pid in other PID namespaces (containers sharing the folder). The pid part is for people and tests. */
+static int create_temp(const char *dir, char *tmp, size_t cap, int *fd)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            r = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_sec ^ (uint64_t)attempt << 40;
+        }
+        if (snprintf(tmp, cap, "%s/%s%ld-%012llx", dir, TMP_PREFIX, (long)getpid(),
+                     (unsigned long long)(r & 0xFFFFFFFFFFFFull)) >= (int)cap)
+            return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
+        *fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (*fd >= 0)
+            return SPLADE_OK;
+        if (errno != EEXIST)
+            return splade_fail(SPLADE_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    }
+    return splade_fail(SPLADE_ERR_IO, "%s: cannot create a temporary file with a unique name", dir);
 }
 
 static int sync_dir(const char *dir)
@@ -78,13 +239,13 @@ static int sync_dir(const char *dir)
     return rc;
 }
 
-/* The new file, re-opened like a query opens it: every check of splade_index_open (header, size,
- * each section's CRC32C, every offset table, every posting block and range table), on `threads`
- * threads. */
-static int verify(const char *path, int threads)
+/* The new file, re-opened like a query opens it but through our own descriptor: every check of
+ * splade_index_open (header, size, each section's CRC32C, every offset table, every posting block
+ * and range table), on `threads` threads. */
+static int verify(int fd, const char *path, int threads)
 {
     splade_index *ix;
-    int rc = splade_index_open_threads(path, threads, &ix);
+    int rc = splade_index_open_fd(fd, path, threads, &ix);
     if (rc < 0)
         return rc;
     splade_index_close(ix);
@@ -102,52 +263,56 @@ static void *fsync_file(void *arg)
     return NULL;
 }
 
-/* Write, then fsync and verify at the same time (the disk works while the CPUs check the pages
- * just written; the check reads the page cache, which is what the fsync writes out), then rename:
- * only a file both durable and verified takes the index's name. */
+/* fsync and verify at the same time (the disk works while the CPUs check the pages just written;
+ * the check reads the page cache, which is what the fsync writes out). */
+static int sync_and_verify(int fd, const char *tmp, int threads)
+{
+    sync_job sj = {fd, 0};
+    pthread_t tid;
+    int async = pthread_create(&tid, NULL, fsync_file, &sj) == 0;
+    int rc = verify(fd, tmp, threads);
+    if (async)
+        pthread_join(tid, NULL);
+    else
+        fsync_file(&sj);
+    if (sj.err && rc == 0)
+        rc = splade_fail(SPLADE_ERR_IO, "%s: fsync failed: %s", tmp, strerror(sj.err));
+    return rc;
+}
+
+/* Write, fsync and verify, then rename: only a file both durable and verified takes the index's
+ * name, and only the file we wrote (the name is checked to still lead to our descriptor's file). */
 static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
                              splade_build_stats *st)
 {
     char tmp[4096], final[4096];
-    if (snprintf(tmp, sizeof tmp, "%s/%s%ld", dir, TMP_PREFIX, (long)getpid()) >= (int)sizeof tmp ||
-        snprintf(final, sizeof final, "%s/%s", dir, SPLADE_INDEX_FILE) >= (int)sizeof final)
+    if (snprintf(final, sizeof final, "%s/%s", dir, SPLADE_INDEX_FILE) >= (int)sizeof final)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
-    unlink(tmp); /* a leftover of an earlier process that had our pid */
-    int threads = splade_build_threads(b->threads, inv->n_postings), fd = -1;
-    int rc = splade_write_file(b, inv, tmp, threads, &st->file_bytes, &fd);
+    int fd = -1;
+    int rc = create_temp(dir, tmp, sizeof tmp, &fd);
+    if (rc < 0)
+        return rc;
+    int threads = splade_build_threads(b->threads, inv->n_postings);
+    rc = splade_write_file(b, inv, fd, tmp, threads, &st->file_bytes);
     double t0 = now_s();
-    if (rc == 0) {
-        sync_job sj = {fd, 0};
-        pthread_t tid;
-        int async = pthread_create(&tid, NULL, fsync_file, &sj) == 0;
-        rc = verify(tmp, threads);
-        if (async)
-            pthread_join(tid, NULL);
-        else
-            fsync_file(&sj);
-        if (sj.err && rc == 0)
-            rc = splade_fail(SPLADE_ERR_IO, "%s: fsync failed: %s", tmp, strerror(sj.err));
-    }
-    if (fd >= 0 && close(fd) != 0 && rc == 0)
-        rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
+    if (rc == 0)
+        rc = sync_and_verify(fd, tmp, threads);
     st->verify_s = now_s() - t0;
+    if (rc == 0 && !same_file(fd, tmp))
+        rc = splade_fail(SPLADE_ERR_IO, "%s: the temporary file was replaced or removed during the build", tmp);
     if (rc == 0 && rename(tmp, final) != 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: cannot rename to %s: %s", tmp, final, strerror(errno));
-    if (rc < 0) {
+    if (rc < 0 && same_file(fd, tmp))
         unlink(tmp);
-        return rc;
-    }
-    return sync_dir(dir);
+    if (close(fd) != 0 && rc == 0)
+        rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", final, strerror(errno));
+    return rc < 0 ? rc : sync_dir(dir);
 }
 
-int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats)
+/* Inverts and installs, with the folder locked (by the builder, else for this call). */
+static int invert_and_install(splade_index_builder *b, const char *dir, splade_build_stats *st)
 {
-    splade_build_stats local;
-    splade_build_stats *st = stats ? stats : &local;
-    memset(st, 0, sizeof *st);
-    if (!b || !dir)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_builder_write: NULL argument");
-    int rc = make_dirs(dir);
+    int rc = refuse_empty(b, dir);
     if (rc < 0)
         return rc;
     remove_stale(dir);
@@ -167,5 +332,28 @@ int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_
     st->n_terms_used = inv.n_terms_used;
     st->n_truncated = b->n_truncated;
     splade_inverted_free(&inv);
+    return rc;
+}
+
+int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats)
+{
+    splade_build_stats local;
+    splade_build_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (!b || !dir)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_builder_write: NULL argument");
+    int rc = make_dirs(dir);
+    if (rc < 0)
+        return rc;
+    if (locks_dir(&b->lock, dir)) {
+        rc = invert_and_install(b, dir, st);
+        b->lock.made_dir &= rc < 0;
+        return rc;
+    }
+    splade_dir_lock lock = {0};
+    if ((rc = lock_dir(dir, &lock)) < 0)
+        return rc;
+    rc = invert_and_install(b, dir, st);
+    splade_dir_lock_release(&lock);
     return rc;
 }

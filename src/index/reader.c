@@ -28,26 +28,33 @@ static int resolve_path(const char *dir, char *path, size_t cap)
     return SPLADE_OK;
 }
 
+/* Maps an open file. Only a regular file: a folder named index.spx would otherwise fail as
+ * "mmap: No such device", a FIFO would hang. */
+static int map_fd(splade_index *ix, int fd, const char *path)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return splade_fail(SPLADE_ERR_IO, "%s: stat: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return splade_fail(SPLADE_ERR_FORMAT, "%s is not a regular file", path);
+    if ((size_t)st.st_size < spx_header_bytes(0))
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: truncated index (%lld bytes)", path, (long long)st.st_size);
+    ix->size = (size_t)st.st_size;
+    ix->map = mmap(NULL, ix->size, PROT_READ, MAP_SHARED, fd, 0);
+    if (ix->map == MAP_FAILED) {
+        ix->map = NULL;
+        return splade_fail(SPLADE_ERR_IO, "%s: mmap: %s", path, strerror(errno));
+    }
+    return SPLADE_OK;
+}
+
 static int map_file(splade_index *ix, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* O_NONBLOCK: a FIFO is refused, not waited on */
     if (fd < 0)
         return splade_fail(errno == ENOENT ? SPLADE_ERR_NOT_FOUND : SPLADE_ERR_IO, "%s: cannot open: %s", path,
                            strerror(errno));
-    struct stat st;
-    int rc = SPLADE_OK;
-    if (fstat(fd, &st) != 0)
-        rc = splade_fail(SPLADE_ERR_IO, "%s: stat: %s", path, strerror(errno));
-    else if ((size_t)st.st_size < spx_header_bytes(0))
-        rc = splade_fail(SPLADE_ERR_FORMAT, "%s: truncated index (%lld bytes)", path, (long long)st.st_size);
-    if (rc == 0) {
-        ix->size = (size_t)st.st_size;
-        ix->map = mmap(NULL, ix->size, PROT_READ, MAP_SHARED, fd, 0);
-        if (ix->map == MAP_FAILED) {
-            ix->map = NULL;
-            rc = splade_fail(SPLADE_ERR_IO, "%s: mmap: %s", path, strerror(errno));
-        }
-    }
+    int rc = map_fd(ix, fd, path);
     close(fd);
     return rc;
 }
@@ -177,6 +184,28 @@ int splade_index_open(const char *dir, splade_index **out)
     return splade_index_open_threads(dir, 1, out);
 }
 
+/* Every check after the file is mapped. */
+static int check_mapped(splade_index *ix)
+{
+    const spx_header *h = NULL;
+    int rc = check_header(ix, ix->path, &h);
+    if (rc == 0)
+        rc = check_sections(ix, h, ix->path);
+    if (rc == 0)
+        rc = splade_index_parse_tables(ix);
+    return rc;
+}
+
+static int finish_open(splade_index *ix, int rc, splade_index **out)
+{
+    if (rc < 0) {
+        splade_index_close(ix);
+        return rc;
+    }
+    *out = ix;
+    return SPLADE_OK;
+}
+
 int splade_index_open_threads(const char *dir, int threads, splade_index **out)
 {
     if (!dir || !out)
@@ -186,22 +215,31 @@ int splade_index_open_threads(const char *dir, int threads, splade_index **out)
     if (!ix)
         return splade_fail(SPLADE_ERR_NOMEM, "index");
     ix->threads = threads;
-    const spx_header *h = NULL;
     int rc = resolve_path(dir, ix->path, sizeof ix->path);
     if (rc == 0)
         rc = map_file(ix, ix->path);
     if (rc == 0)
-        rc = check_header(ix, ix->path, &h);
+        rc = check_mapped(ix);
+    return finish_open(ix, rc, out);
+}
+
+int splade_index_open_fd(int fd, const char *path, int threads, splade_index **out)
+{
+    if (fd < 0 || !path || !out)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open_fd: bad arguments");
+    *out = NULL;
+    splade_index *ix = calloc(1, sizeof *ix);
+    if (!ix)
+        return splade_fail(SPLADE_ERR_NOMEM, "index");
+    ix->threads = threads;
+    int rc = snprintf(ix->path, sizeof ix->path, "%s", path) < (int)sizeof ix->path
+                 ? SPLADE_OK
+                 : splade_fail(SPLADE_ERR_INVALID_ARG, "path too long: %s", path);
     if (rc == 0)
-        rc = check_sections(ix, h, ix->path);
+        rc = map_fd(ix, fd, ix->path);
     if (rc == 0)
-        rc = splade_index_parse_tables(ix);
-    if (rc < 0) {
-        splade_index_close(ix);
-        return rc;
-    }
-    *out = ix;
-    return SPLADE_OK;
+        rc = check_mapped(ix);
+    return finish_open(ix, rc, out);
 }
 
 void splade_index_close(splade_index *ix)

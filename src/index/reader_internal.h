@@ -33,4 +33,9 @@ int splade_index_parse_tables(splade_index *ix);
  * the same result and error (the builder's verification of a new file, install.c). */
 int splade_index_open_threads(const char *path, int threads, splade_index **out);
 
+/* The same checks on an open file descriptor (read from, not closed); path names it in messages.
+ * The builder verifies its own temporary file through the descriptor it wrote, never by a path
+ * that something else could have replaced in between. */
+int splade_index_open_fd(int fd, const char *path, int threads, splade_index **out);
+
 #endif

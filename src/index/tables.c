@@ -1,5 +1,6 @@
 /* Interprets the verified sections of an open index: metadata, consistency of every offsets
  * table (so accessors never leave the mapping), and the accessors of include/splade/index.h. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,11 @@ static int parse_meta(splade_index *ix)
         m.range_shift != SPLADE_RANGE_SHIFT)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "%s: block size %u / %u-bit impacts not supported", ix->path,
                            m.block_size, m.impact_bits);
+    /* Every printed score is multiplied by doc_scale: NaN, infinite or negative would print "nan",
+     * "inf" or negative scores (the writer stores max weight / 255, or 0 without postings). */
+    if (!isfinite(m.doc_scale) || m.doc_scale < 0)
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: inconsistent index: META doc_scale is %g, not a finite number >= 0",
+                           ix->path, (double)m.doc_scale);
     const uint8_t *p = ix->sec[SEC_META] + sizeof m, *end = ix->sec[SEC_META] + ix->sec_len[SEC_META];
     ix->model_name = read_string(&p, end);
     ix->model_dir = ix->model_name ? read_string(&p, end) : NULL;
@@ -117,31 +123,6 @@ static int check_postings(splade_index *ix)
     return SPLADE_OK;
 }
 
-/* Every block as its term reads it: encoded bytes inside the section, doc ids strictly ascending
- * within the term and below n_docs, the last one equal to the block's last_doc. The query code
- * relies on all of this (accumulator indexes, skip loops ending inside a block). Terms [t0, t1);
- * returns 1 if all are valid. */
-static int blocks_valid(const splade_index *ix, uint32_t t0, uint32_t t1)
-{
-    const splade_index_info *in = &ix->info;
-    uint64_t data_end = ix->sec_len[SEC_POSTINGS] - 16;
-    uint32_t scratch[SPLADE_BLOCK_SIZE];
-    for (uint32_t t = t0; t < t1; t++) {
-        uint32_t n = ix->terms[t].n_postings, prev = 0;
-        const splade_block_entry *blk = ix->blocks + ix->terms[t].first_block;
-        for (uint32_t j = 0; (uint64_t)j * SPLADE_BLOCK_SIZE < n; j++) {
-            uint32_t count = n - j * SPLADE_BLOCK_SIZE < SPLADE_BLOCK_SIZE ? n - j * SPLADE_BLOCK_SIZE : SPLADE_BLOCK_SIZE;
-            uint64_t off = blk[j].offset; /* <= data_end: checked above */
-            if (count > data_end - off ||
-                !svb_check(ix->sec[SEC_POSTINGS] + off + count, data_end - off - count, count, prev, j == 0,
-                           in->n_docs, &prev, scratch) ||
-                prev != blk[j].last_doc)
-                return 0;
-        }
-    }
-    return 1;
-}
-
 /* A dense table (docs/FORMAT.md, "Range maxima"): one byte per range, inside the section, with
  * exactly n_ranges non-zero entries (BMP trusts both). */
 static int dense_valid(const splade_index *ix, const splade_range_term *r, uint64_t n_ranges, uint64_t end)
@@ -155,36 +136,130 @@ static int dense_valid(const splade_index *ix, const splade_range_term *r, uint6
     return nonzero == r->n_ranges;
 }
 
-/* Terms [t0, t1)'s range tables; scratch holds n_ranges ids. Returns NULL if all are valid, else what
- * is wrong with the first invalid one. */
-static const char *ranges_invalid(const splade_index *ix, uint32_t t0, uint32_t t1, uint32_t *scratch)
+/* Term t's range table, structurally: inside the section, n_ranges plausible, a sparse list's ids
+ * ascending below the number of ranges (decoded into ids), a dense table's non-zero count equal to
+ * n_ranges. NULL if valid, else what is wrong. */
+static const char *range_term_invalid(const splade_index *ix, uint32_t t, uint32_t *ids)
 {
     uint64_t n_ranges = ((uint64_t)ix->info.n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
     uint64_t end = ix->sec_len[SEC_RANGES] - 16;
+    const splade_range_term *r = &ix->range_terms[t];
+    uint32_t last;
+    if (r->n_ranges > n_ranges || r->n_ranges > ix->terms[t].n_postings || r->offset > end ||
+        (r->flags & ~(uint32_t)SPLADE_RANGES_DENSE))
+        return "range table";
+    if (r->flags & SPLADE_RANGES_DENSE)
+        return dense_valid(ix, r, n_ranges, end) ? NULL : "dense range table";
+    if (r->n_ranges > end - r->offset ||
+        !svb_check(ix->sec[SEC_RANGES] + r->offset + r->n_ranges, end - r->offset - r->n_ranges, r->n_ranges, 0, 1,
+                   n_ranges, &last, ids))
+        return "range table";
+    return NULL;
+}
+
+/* Terms [t0, t1)'s range tables; ids holds n_ranges ids. Returns NULL if all are valid, else what
+ * is wrong with the first invalid one. */
+static const char *ranges_invalid(const splade_index *ix, uint32_t t0, uint32_t t1, uint32_t *ids)
+{
     for (uint32_t t = t0; t < t1; t++) {
-        const splade_range_term *r = &ix->range_terms[t];
-        uint32_t last;
-        if (r->n_ranges > n_ranges || r->n_ranges > ix->terms[t].n_postings || r->offset > end ||
-            (r->flags & ~(uint32_t)SPLADE_RANGES_DENSE))
-            return "range table";
-        else if (r->flags & SPLADE_RANGES_DENSE) {
-            if (!dense_valid(ix, r, n_ranges, end))
-                return "dense range table";
-        } else if (r->n_ranges > end - r->offset ||
-                   !svb_check(ix->sec[SEC_RANGES] + r->offset + r->n_ranges, end - r->offset - r->n_ranges,
-                              r->n_ranges, 0, 1, n_ranges, &last, scratch))
-            return "range table";
+        const char *why = range_term_invalid(ix, t, ids);
+        if (why)
+            return why;
     }
     return NULL;
 }
 
-/* The per-term checks (posting blocks, then range tables) of terms [t0, t1), on one thread: the
- * first invalid term of each kind. */
+/* Term t's range maxima against its postings, range by range as the blocks are walked: BMP takes
+ * them as upper bounds, so one below the postings' largest impact would skip documents it must
+ * score (and one above is not what the writer stores). */
+typedef struct {
+    const uint8_t *maxima;
+    const uint32_t *ids; /* sparse: the term's range ids; NULL: dense */
+    uint32_t n, k;       /* ranges in the table, ranges seen */
+    uint32_t cur;
+    uint8_t max;
+    int open, ok;
+} range_walk;
+
+static void range_walk_close(range_walk *w)
+{
+    if (!w->open)
+        return;
+    uint8_t stored = !w->ids ? w->maxima[w->cur] : w->k < w->n && w->ids[w->k] == w->cur ? w->maxima[w->k] : 0;
+    w->ok &= stored == w->max;
+    w->k++;
+    w->open = 0;
+}
+
+static void range_walk_post(range_walk *w, uint32_t doc, uint8_t impact)
+{
+    uint32_t r = doc >> SPLADE_RANGE_SHIFT;
+    if (w->open && r == w->cur) {
+        w->max = impact > w->max ? impact : w->max;
+        return;
+    }
+    range_walk_close(w);
+    w->open = 1;
+    w->cur = r;
+    w->max = impact;
+}
+
+/* Every block as its term reads it: encoded bytes inside the section, doc ids strictly ascending
+ * within the term and below n_docs, the last one equal to the block's last_doc, impacts >= 1, and
+ * the block's, the term's and (when its range table is sound; else ranges_invalid reports it)
+ * every range's maximum equal to the largest impact under it. The query code relies on all of this
+ * (accumulator indexes, skip loops ending inside a block, pruning bounds). Terms [t0, t1); ids holds
+ * a range list (NULL: ranges not checked). Returns NULL if all are valid, else what is wrong. */
+static const char *blocks_invalid(const splade_index *ix, uint32_t t0, uint32_t t1, uint32_t *ids)
+{
+    const splade_index_info *in = &ix->info;
+    uint64_t data_end = ix->sec_len[SEC_POSTINGS] - 16;
+    uint32_t scratch[SPLADE_BLOCK_SIZE];
+    for (uint32_t t = t0; t < t1; t++) {
+        uint32_t n = ix->terms[t].n_postings, prev = 0;
+        uint8_t term_max = 0;
+        const splade_block_entry *blk = ix->blocks + ix->terms[t].first_block;
+        const splade_range_term *rt = ids && !range_term_invalid(ix, t, ids) ? &ix->range_terms[t] : NULL;
+        range_walk w = {0};
+        if (rt)
+            w = (range_walk){ix->sec[SEC_RANGES] + rt->offset, rt->flags & SPLADE_RANGES_DENSE ? NULL : ids,
+                             rt->n_ranges, 0, 0, 0, 0, 1};
+        for (uint32_t j = 0; (uint64_t)j * SPLADE_BLOCK_SIZE < n; j++) {
+            uint32_t count = n - j * SPLADE_BLOCK_SIZE < SPLADE_BLOCK_SIZE ? n - j * SPLADE_BLOCK_SIZE : SPLADE_BLOCK_SIZE;
+            uint64_t off = blk[j].offset; /* <= data_end: checked above */
+            if (count > data_end - off ||
+                !svb_check(ix->sec[SEC_POSTINGS] + off + count, data_end - off - count, count, prev, j == 0,
+                           in->n_docs, &prev, scratch) ||
+                prev != blk[j].last_doc)
+                return "posting block";
+            const uint8_t *impacts = ix->sec[SEC_POSTINGS] + off;
+            uint8_t block_max = 0, least = 255;
+            for (uint32_t i = 0; i < count; i++) {
+                block_max = impacts[i] > block_max ? impacts[i] : block_max;
+                least = impacts[i] < least ? impacts[i] : least;
+                if (rt)
+                    range_walk_post(&w, scratch[i], impacts[i]);
+            }
+            if (least == 0 || block_max != blk[j].max_impact)
+                return "posting block impacts";
+            term_max = block_max > term_max ? block_max : term_max;
+        }
+        if (term_max != ix->terms[t].max_impact)
+            return "term max_impact";
+        range_walk_close(&w);
+        if (rt && (!w.ok || w.k != w.n))
+            return "range maxima";
+    }
+    return NULL;
+}
+
+/* The per-term checks (posting blocks with their maxima, then range tables) of terms [t0, t1), on
+ * one thread: the first invalid term of each kind. */
 typedef struct {
     const splade_index *ix;
     uint32_t t0, t1;
     int check_ranges;
-    int blocks_ok;
+    const char *blocks_bad;
     const char *ranges_bad;
     int nomem;
 } term_job;
@@ -193,16 +268,13 @@ static void *check_terms(void *arg)
 {
     term_job *j = arg;
     const splade_index *ix = j->ix;
-    j->blocks_ok = blocks_valid(ix, j->t0, j->t1);
-    if (!j->check_ranges)
-        return NULL;
     uint64_t n_ranges = ((uint64_t)ix->info.n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
-    uint32_t *scratch = malloc((n_ranges + 1) * sizeof *scratch); /* a list holds at most n_ranges ids */
-    if (!scratch)
-        j->nomem = 1;
-    else
-        j->ranges_bad = ranges_invalid(ix, j->t0, j->t1, scratch);
-    free(scratch);
+    uint32_t *ids = j->check_ranges ? malloc((n_ranges + 1) * sizeof *ids) : NULL; /* a list holds <= n_ranges ids */
+    j->nomem = j->check_ranges && !ids;
+    j->blocks_bad = blocks_invalid(ix, j->t0, j->t1, ids);
+    if (ids)
+        j->ranges_bad = ranges_invalid(ix, j->t0, j->t1, ids);
+    free(ids);
     return NULL;
 }
 
@@ -229,20 +301,20 @@ static int check_terms_all(splade_index *ix)
             seen += ix->terms[t++].n_postings + 1;
         if (j == P - 1)
             t = T;
-        jobs[j] = (term_job){ix, t0, t, ranges_sized, 0, NULL, 0};
+        jobs[j] = (term_job){ix, t0, t, ranges_sized, NULL, NULL, 0};
     }
     splade_run_jobs(P, check_terms, jobs, sizeof *jobs);
     for (int j = 0; j < P; j++)
-        if (!jobs[j].blocks_ok)
-            return bad(ix, "posting block");
-    if (!ranges_sized)
-        return bad(ix, "RANGE sections sizes");
-    for (int j = 0; j < P; j++) {
         if (jobs[j].nomem)
             return splade_fail(SPLADE_ERR_NOMEM, "%s: range check", ix->path);
+    for (int j = 0; j < P; j++)
+        if (jobs[j].blocks_bad)
+            return bad(ix, jobs[j].blocks_bad);
+    if (!ranges_sized)
+        return bad(ix, "RANGE sections sizes");
+    for (int j = 0; j < P; j++)
         if (jobs[j].ranges_bad)
             return bad(ix, jobs[j].ranges_bad);
-    }
     return SPLADE_OK;
 }
 

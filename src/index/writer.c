@@ -272,10 +272,9 @@ static int write_file_fd(int fd, section *secs, int n, int threads, const char *
     return rc;
 }
 
-int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, const char *path, int threads,
-                      uint64_t *file_bytes, int *fd_out)
+int splade_write_file(const splade_index_builder *b, const splade_inverted *inv, int fd, const char *path,
+                      int threads, uint64_t *file_bytes)
 {
-    *fd_out = -1;
     section secs[SEC_COUNT_ - 1] = {0};
     int rc = meta_section(b, inv, &secs[0]);
     if (rc == 0)
@@ -296,15 +295,8 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
         rc = table_section(SEC_DOCSTORE, &b->store, inv->doc_order, &secs[6]);
     secs[7] = (section){.id = SEC_RANGE_TERMS, .part = {inv->range_terms},
                         .len = {(size_t)b->n_terms * sizeof *inv->range_terms}};
-    int fd = -1;
-    if (rc == 0 && (fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
-        rc = splade_fail(SPLADE_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
     if (rc == 0)
         rc = write_file_fd(fd, secs, SEC_COUNT_ - 1, threads, path, file_bytes);
-    if (rc == 0)
-        *fd_out = fd;
-    else if (fd >= 0)
-        close(fd);
     for (int i = 0; i < SEC_COUNT_ - 1; i++)
         free(secs[i].owned);
     return rc;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Crash consistency of `build` (docs/FORMAT.md: "A build killed at any point ... leaves the previous
 # index.spx untouched"): 24 builds killed with SIGKILL, half at delays spread from 5 ms to a measured
-# build's duration, half 0-36 ms after the build's temporary index file appeared (write, fsync,
-# verify, rename). After every kill the index folder holds either the previous index.spx, byte for byte,
+# build's duration, half 0-36 ms after the build's temporary index file .index.spx.tmp-<pid>-<random>
+# appeared (write, fsync, verify, rename). After every kill the index folder holds either the
+# previous index.spx, byte for byte,
 # answering exactly as before, or (kill too late) the complete new one, answering like a reference
 # build of the same input; never a half-written file. Also: a killed first build leaves no
 # index.spx behind; the next clean build removes the killed builds' temporaries, and no temporary
@@ -71,13 +72,15 @@ while [ $i -lt $TRIALS ]; do
     if [ $i -lt $((TRIALS / 2)) ]; then
         sleep "$delay"
     else
-        while [ ! -e $IX/.index.spx.tmp-$pid ] && kill -0 $pid 2>/dev/null; do :; done
+        # (builtins only: `set --` expands this build's own temporary name, .index.spx.tmp-<pid>-<random>)
+        while set -- $IX/.index.spx.tmp-$pid-*; [ ! -e "$1" ] && kill -0 $pid 2>/dev/null; do :; done
         [ "$delay" = 0.000 ] || sleep "$delay"
         delay="write+$delay"
     fi
     if kill -9 $pid 2>/dev/null; then killed=$((killed + 1)); fi
     wait $pid 2>/dev/null
-    [ -e $IX/.index.spx.tmp-$pid ] && leftover=$((leftover + 1))
+    set -- $IX/.index.spx.tmp-$pid-*
+    [ -e "$1" ] && leftover=$((leftover + 1))
     "$BIN" query -i $IX --vector-queries q.jsonl -k 10 > got.trec 2> err.txt ||
         fail "trial $i (kill at ${delay}s): index does not open: $(cat err.txt)"
     if cmp -s $IX/index.spx old.spx; then
@@ -109,7 +112,8 @@ for delay in 0.005 0.05 $(echo "$dur" | awk '{ printf "%.3f", $1 / 2 }'); do
     fi
 done
 
-# a clean build cleans up after the killed ones: no temporary file in the folder or its parent
+# a clean build cleans up after the killed ones (their temporaries and the lock file they held): no
+# temporary file in the folder or its parent
 "$BIN" build --vectors small.jsonl -o $IX --quiet > /dev/null || fail "clean rebuild"
 "$BIN" query -i $IX --vector-queries q.jsonl -k 10 | cmp -s - old.trec || fail "clean rebuild answers differently"
 [ "$(ls -A $IX)" = "index.spx" ] || fail "left in the index folder: $(ls -A $IX)"
