@@ -3,6 +3,7 @@
 #ifndef SPLADE_TEST_MODEL_FIXTURE_H
 #define SPLADE_TEST_MODEL_FIXTURE_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,11 @@ typedef struct {
     uint64_t header_len;       /* != 0: write this header length instead */
     const char *config_text;   /* != NULL: config.json content verbatim */
     int lowercase;             /* tokenizer_config.json do_lower_case: 1, 0; -1: no file */
+    const char *extra;         /* an additional [FX_H] tensor of this name */
+    const char *nan_tensor;    /* tensor whose element 1 is written as NaN */
+    int config_layers;         /* != 0: num_hidden_layers written to config.json (tensors keep FX_L) */
+    int config_heads;          /* != 0: num_attention_heads written to config.json */
+    double config_eps;         /* != 0: layer_norm_eps written to config.json */
 } fx_opts;
 
 typedef struct {
@@ -69,6 +75,8 @@ static int fx_list(const fx_opts *o, fx_tensor *t)
     if (o->untied)
         T2(FX_V, FX_H, "cls.predictions.decoder.weight");
     T1(FX_V, "cls.predictions.bias");
+    if (o->extra)
+        T1(FX_H, "%s", o->extra);
 #undef T1
 #undef T2
     return n;
@@ -123,9 +131,10 @@ static void fx_config(const char *dir, const fx_opts *o)
              "{\"architectures\": [\"BertForMaskedLM\"], \"hidden_act\": \"%s\", \"hidden_size\": %d,\n"
              " \"num_hidden_layers\": %d, \"num_attention_heads\": %d, \"intermediate_size\": %d,\n"
              " \"max_position_embeddings\": %d, \"type_vocab_size\": %d, \"vocab_size\": %d,\n"
-             " \"pad_token_id\": 0, \"layer_norm_eps\": 1e-12, \"tie_word_embeddings\": %s}\n",
-             o->hidden_act ? o->hidden_act : "gelu", FX_H, FX_L, FX_HEADS, FX_I, FX_P, FX_T, FX_V,
-             o->untied ? "false" : "true");
+             " \"pad_token_id\": 0, \"layer_norm_eps\": %g, \"tie_word_embeddings\": %s}\n",
+             o->hidden_act ? o->hidden_act : "gelu", FX_H, o->config_layers ? o->config_layers : FX_L,
+             o->config_heads ? o->config_heads : FX_HEADS, FX_I, FX_P, FX_T, FX_V,
+             o->config_eps ? o->config_eps : 1e-12, o->untied ? "false" : "true");
     fx_write_file(path, buf);
 }
 
@@ -173,12 +182,11 @@ static size_t fx_data(const fx_opts *o, const fx_tensor *t, int64_t rows, const 
     fx_canonical(t->name, name);
     size_t es = !strcmp(dtype, "F32") || !strcmp(dtype, "I32") ? 4 : 2;
     for (int64_t i = 0; i < n && f; i++) {
-        float x = fx_value(name, i);
+        float x = o->nan_tensor && strstr(t->name, o->nan_tensor) && i == 1 ? NAN : fx_value(name, i);
         uint16_t h = !strcmp(dtype, "F16") ? fx_f16(x) : fx_bf16(x);
         int32_t k = (int32_t)i;
         fwrite(es == 2 ? (void *)&h : !strcmp(dtype, "I32") ? (void *)&k : (void *)&x, es, 1, f);
     }
-    (void)o;
     return (size_t)n * es;
 }
 

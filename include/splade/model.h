@@ -6,6 +6,7 @@
 #define SPLADE_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "splade/tokenizer.h"
@@ -49,19 +50,27 @@ typedef struct splade_model {
     float *decoder_w;      /* [V,H]; aliases word_emb when tied */
     float *decoder_b;      /* [V] */
     splade_tokenizer *tokenizer;
-    uint64_t fingerprint;  /* identifies weights + vocab + tokenizer settings; stored in indexes */
+    uint64_t fingerprint;  /* identifies weights + vocab + tokenizer and config.json settings that change the
+                            * output (docs/FORMAT.md, "Model fingerprint"); stored in indexes */
     char *dir;             /* model folder it was loaded from */
     void *storage_;        /* private */
 } splade_model;
 
 /* Loads config.json, vocab.txt, tokenizer_config.json (optional) and
- * model.safetensors from `dir`. *out owned by the caller: splade_model_free. */
+ * model.safetensors from `dir`. *out owned by the caller: splade_model_free.
+ * Refused (SPLADE_ERR_MODEL, naming the file and tensor): a tensor missing or of the wrong
+ * shape, a tensor the forward does not use (beyond the documented position_ids / pooler /
+ * next-sentence ones), a NaN or Inf weight. Each file must be a regular file; vocab.txt at most
+ * 64 MiB, the JSON files at most 1 MiB. */
 int splade_model_load(const char *dir, splade_model **out);
 void splade_model_free(splade_model *m);
 
 /* Parses and validates config.json (BERT family, hidden_act "gelu") into *cfg;
  * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */
 int splade_config_load(const char *config_path, splade_config *cfg);
+
+/* Index of the first NaN or Inf among x[0 .. n), n when all are finite. */
+size_t splade_first_nonfinite(const float *x, size_t n);
 
 /* Name of the model used when neither --model nor $SPLADE_MODEL is given. */
 #define SPLADE_DEFAULT_MODEL "splade-tiny"

@@ -2,6 +2,7 @@
  * forward pass depends on checked, so a wrong model fails at load and not as garbage output. */
 #include "splade.h"
 #include "splade/model.h"
+#include "encoder/model_files.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -82,15 +83,11 @@ int splade_config_load(const char *path, splade_config *cfg)
     if (!path || !cfg)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_config_load: NULL argument");
     memset(cfg, 0, sizeof *cfg);
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err);
-    if (!root) {
-        if (err.line < 0 || strstr(err.text, "unable to open"))
-            return splade_fail(SPLADE_ERR_NOT_FOUND, "%s: cannot open: %s", path, err.text);
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%d: malformed JSON: %s", path, err.line, err.text);
-    }
-    int rc = json_is_object(root) ? parse_config(root, path, cfg)
-                                  : splade_fail(SPLADE_ERR_FORMAT, "%s: not a JSON object", path);
+    json_t *root;
+    int rc = splade_json_load_object(path, &root);
+    if (rc)
+        return rc;
+    rc = parse_config(root, path, cfg);
     json_decref(root);
     return rc;
 }

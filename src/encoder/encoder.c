@@ -232,6 +232,17 @@ static int cmp_len(const void *pa, const void *pb)
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
+/* Non-finite weights are refused at load, but finite ones can still overflow. relu and the max
+ * pooling of both heads (CPU and GPU) turn NaN into 0, so what comes back is Inf: checked on
+ * the vectors themselves, the one output common to the dense and the compacted GPU paths. */
+static int check_finite(const splade_encoder *e, const splade_sparse *v, int text, int n)
+{
+    if (splade_first_nonfinite(v->weights, (size_t)v->n) == (size_t)v->n)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_MODEL, "model %s produced non-finite values (NaN/Inf) for document %d (0-based, "
+                       "of the %d encoded together)", e->m->dir, text, n);
+}
+
 /* Runs sequences in length order, batch by batch, and sparsifies each row into out[idx]. */
 static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, splade_sparse *out)
 {
@@ -256,6 +267,8 @@ static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offs
             poff[b + 1] = poff[b] + order[s + b].len;
         }
         rc = forward(e, pids, poff, B, &bo, vecs);
+        for (int32_t b = 0; !rc && b < B; b++)
+            rc = check_finite(e, &vecs[b], order[s + b].idx, n);
         for (int32_t b = 0; b < B; b++) {
             if (rc)
                 splade_sparse_free(&vecs[b]);  /* a failed batch may have filled some */

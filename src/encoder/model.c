@@ -3,9 +3,11 @@
 #include "splade.h"
 #include "splade/model.h"
 #include "splade/tokenizer.h"
+#include "encoder/model_files.h"
 #include "encoder/safetensors.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,29 +145,107 @@ static int bind_tensor(model_storage *ms, const st_tensor *t, float **dst)
     return SPLADE_OK;
 }
 
+size_t splade_first_nonfinite(const float *x, size_t n)
+{
+    enum { CHUNK = 4096 };
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t end = n - i < CHUNK ? n : i + CHUNK;
+        int any = 0;
+        for (size_t j = i; j < end; j++) /* branch-free, so the compiler vectorizes it */
+            any |= !isfinite(x[j]);
+        for (size_t j = i; any && j < end; j++)
+            if (!isfinite(x[j]))
+                return j;
+    }
+    return n;
+}
+
+/* A NaN or Inf weight would make every output of the forward NaN, which relu and the max
+ * pooling turn into silently empty vectors (on the GPU too), so it is refused at load. */
+static int check_finite(const st_file *st, const st_tensor *t, const float *x, const tensor_spec *s)
+{
+    size_t n = (size_t)s->rows * (size_t)(s->cols ? s->cols : 1), bad = splade_first_nonfinite(x, n);
+    if (bad == n)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_MODEL, "%s: tensor '%s' holds a non-finite value (%s) at element %zu",
+                       st->path, t->name, isnan(x[bad]) ? "NaN" : "Inf", bad);
+}
+
+/* Tensors Hugging Face checkpoints carry that the SPLADE forward does not use (README, "Model"):
+ * the position_ids buffer, the pooler and the next-sentence head of BertForPreTraining. Any
+ * other tensor left over means config.json does not describe the checkpoint (e.g. a
+ * num_hidden_layers smaller than the file's) and is an error. */
+static int ignorable(const char *name)
+{
+    static const char *const names[] = {"embeddings.position_ids", "pooler.dense.weight", "pooler.dense.bias",
+                                        "cls.seq_relationship.weight", "cls.seq_relationship.bias"};
+    const char *bare = strncmp(name, "bert.", 5) ? name : name + 5;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(bare, names[i]))
+            return 1;
+    return 0;
+}
+
+/* HF writes the MLM bias twice (cls.predictions.decoder.bias is tied to cls.predictions.bias):
+ * the copy is accepted only if it holds the same bytes, since either could be the one used. */
+static int is_bias_copy(const st_file *st, const st_tensor *t)
+{
+    const st_tensor *bias = st_find(st, "cls.predictions.bias");
+    return bias && bias != t && !strcmp(t->name, "cls.predictions.decoder.bias") && bias->dtype == t->dtype &&
+           bias->nbytes == t->nbytes && !memcmp(bias->data, t->data, t->nbytes);
+}
+
+static int check_unused(const st_file *st, const uint8_t *used)
+{
+    const st_tensor *first = NULL;
+    int count = 0;
+    for (int i = 0; i < st->n; i++) {
+        const st_tensor *t = &st->t[i];
+        if (used[i] || ignorable(t->name) || is_bias_copy(st, t))
+            continue;
+        count++;
+        if (!first || t->data < first->data) /* the first in file order */
+            first = t;
+    }
+    if (!count)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_MODEL,
+                       "%s: %d tensor%s the model does not use, the first '%s': config.json does not describe "
+                       "this checkpoint (num_hidden_layers?)", st->path, count, count > 1 ? "s" : "", first->name);
+}
+
+static int load_one(model_storage *ms, const tensor_spec *s, uint8_t *used)
+{
+    const st_tensor *t = find_tensor(&ms->st, s->name);
+    if (!t)
+        return s->optional ? SPLADE_OK
+                           : splade_fail(SPLADE_ERR_MODEL, "%s: missing tensor '%s%s'", ms->st.path,
+                                         strncmp(s->name, "cls.", 4) ? "bert." : "", s->name);
+    used[t - ms->st.t] = 1;
+    int rc = check_tensor(&ms->st, t, s);
+    if (!rc)
+        rc = bind_tensor(ms, t, s->dst);
+    return rc ? rc : check_finite(&ms->st, t, *s->dst, s);
+}
+
 static int load_tensors(splade_model *m, model_storage *ms)
 {
     size_t max_specs = 16 + 16 * (size_t)m->cfg.num_layers;
     tensor_spec *s = malloc(max_specs * sizeof *s);
+    uint8_t *used = calloc((size_t)ms->st.n + 1, 1);
     ms->owned = calloc(max_specs, sizeof *ms->owned);
-    if (!s || !ms->owned) {
+    if (!s || !used || !ms->owned) {
         free(s);
+        free(used);
         return splade_fail(SPLADE_ERR_NOMEM, "tensor table");
     }
     int n = build_specs(m, s), rc = SPLADE_OK;
-    for (int i = 0; i < n && !rc; i++) {
-        const st_tensor *t = find_tensor(&ms->st, s[i].name);
-        if (!t) {
-            if (!s[i].optional)
-                rc = splade_fail(SPLADE_ERR_MODEL, "%s: missing tensor '%s%s'", ms->st.path,
-                                 strncmp(s[i].name, "cls.", 4) ? "bert." : "", s[i].name);
-            continue;
-        }
-        rc = check_tensor(&ms->st, t, &s[i]);
-        if (!rc)
-            rc = bind_tensor(ms, t, s[i].dst);
-    }
+    for (int i = 0; i < n && !rc; i++)
+        rc = load_one(ms, &s[i], used);
+    if (!rc)
+        rc = check_unused(&ms->st, used);
     free(s);
+    free(used);
     if (!rc && !m->decoder_w)
         m->decoder_w = m->word_emb; /* tied: the decoder is the word embedding matrix */
     return rc;
@@ -173,28 +253,54 @@ static int load_tensors(splade_model *m, model_storage *ms)
 
 /* --- tokenizer_config.json, vocab, fingerprint --------------------------------------- */
 
-static int read_lowercase(const char *dir, bool *lower)
+/* A boolean field of tokenizer_config.json: *v untouched when absent or null. */
+static int get_bool(json_t *root, const char *path, const char *key, bool *v)
+{
+    json_t *x = json_object_get(root, key);
+    if (!x || json_is_null(x))
+        return SPLADE_OK;
+    if (!json_is_boolean(x))
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: field '%s' is not a boolean", path, key);
+    *v = json_is_true(x);
+    return SPLADE_OK;
+}
+
+/* The tokenizer implements BERT's basic tokenizer with CJK splitting, accents stripped exactly
+ * when lowercasing (HF's strip_accents = null): other settings would change the token ids, so
+ * they are refused rather than ignored. */
+static int parse_tokenizer_config(json_t *root, const char *path, bool *lower)
+{
+    bool basic = true, cjk = true, strip;
+    int rc;
+    if ((rc = get_bool(root, path, "do_lower_case", lower)) || (rc = get_bool(root, path, "do_basic_tokenize", &basic)) ||
+        (rc = get_bool(root, path, "tokenize_chinese_chars", &cjk)))
+        return rc;
+    strip = *lower;
+    if ((rc = get_bool(root, path, "strip_accents", &strip)))
+        return rc;
+    const char *field = !basic ? "do_basic_tokenize" : !cjk ? "tokenize_chinese_chars"
+                      : strip != *lower ? "strip_accents" : NULL;
+    if (field)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED,
+                           "%s: field '%s' is %s: only BERT's basic tokenizer, with CJK splitting and accents "
+                           "stripped exactly when lowercasing, is supported", path, field,
+                           basic && cjk && strip ? "true" : "false");
+    return SPLADE_OK;
+}
+
+/* tokenizer_config.json is optional: BERT uncased defaults without it. */
+static int read_tokenizer_config(const char *dir, bool *lower)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
     *lower = true;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return SPLADE_OK; /* optional: BERT uncased defaults */
-    fclose(f);
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err);
-    if (!root || !json_is_object(root)) {
-        json_decref(root);
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%d: malformed JSON: %s", path, err.line,
-                           root ? "not an object" : err.text);
-    }
-    json_t *v = json_object_get(root, "do_lower_case");
-    int rc = SPLADE_OK;
-    if (v && !json_is_boolean(v))
-        rc = splade_fail(SPLADE_ERR_FORMAT, "%s: field 'do_lower_case' is not a boolean", path);
-    else if (v)
-        *lower = json_is_true(v);
+    json_t *root;
+    int rc = splade_json_load_object(path, &root);
+    if (rc == SPLADE_ERR_NOT_FOUND)
+        return SPLADE_OK;
+    if (rc)
+        return rc;
+    rc = parse_tokenizer_config(root, path, lower);
     json_decref(root);
     return rc;
 }
@@ -217,30 +323,56 @@ static uint64_t fnv_words(uint64_t h, const uint8_t *p, size_t n)
     return h;
 }
 
-static int hash_file(const char *path, uint64_t *h)
+static int hash_vocab(const char *path, uint64_t *h)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return splade_fail(SPLADE_ERR_NOT_FOUND, "%s: cannot open", path);
-    uint8_t buf[1 << 16];
+    char *text;
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        *h = fnv_words(*h, buf, n);
-    int bad = ferror(f);
-    fclose(f);
-    return bad ? splade_fail(SPLADE_ERR_IO, "%s: read error", path) : SPLADE_OK;
+    int rc = splade_read_regular(path, SPLADE_MAX_VOCAB_BYTES, &text, &n);
+    if (rc)
+        return rc;
+    *h = fnv_words(*h, (const uint8_t *)text, n);
+    free(text);
+    return SPLADE_OK;
+}
+
+/* The config.json values the forward uses that the hashed checkpoint does not already fix.
+ * The tensor shapes (in the hashed safetensors header, each checked against config.json) fix
+ * vocab_size, hidden_size, intermediate_size, max_position_embeddings, type_vocab_size and,
+ * with missing and unused tensors refused, num_hidden_layers; hidden_act and
+ * position_embedding_type have one accepted value. That leaves num_attention_heads and
+ * layer_norm_eps. They enter the hash only when they depart from BERT's conventions (64-wide
+ * heads, eps 1e-12), so that indexes of conventional models, built before config.json counted,
+ * still open; a departure from the convention still changes the fingerprint. */
+static uint64_t mix_config(uint64_t h, const splade_config *c)
+{
+    if (c->num_heads * 64 == c->hidden_size && c->layer_norm_eps == 1e-12f)
+        return h;
+    char rec[96];
+    int n = snprintf(rec, sizeof rec, "config.json: num_attention_heads %d, layer_norm_eps %a", (int)c->num_heads,
+                     (double)c->layer_norm_eps);
+    return fnv_words(h, (const uint8_t *)rec, (size_t)n);
+}
+
+/* docs/FORMAT.md, "Model fingerprint": FNV-1a over model.safetensors (header and data),
+ * vocab.txt, the lowercase flag, then mix_config's record. */
+static int fingerprint(splade_model *m, const model_storage *ms, const char *vocab_path)
+{
+    uint64_t h = fnv_words(FNV_OFFSET, ms->st.map, ms->st.size);
+    int rc = hash_vocab(vocab_path, &h);
+    if (rc)
+        return rc;
+    uint8_t lower = m->cfg.do_lower_case;
+    m->fingerprint = mix_config(fnv_words(h, &lower, 1), &m->cfg);
+    return SPLADE_OK;
 }
 
 static int load_vocab(splade_model *m, const char *dir, const model_storage *ms)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    uint64_t h = fnv_words(FNV_OFFSET, ms->st.map, ms->st.size);
-    int rc = hash_file(path, &h);
+    int rc = fingerprint(m, ms, path);
     if (rc)
         return rc;
-    uint8_t lower = m->cfg.do_lower_case;
-    m->fingerprint = fnv_words(h, &lower, 1);
     rc = splade_tokenizer_load(path, m->cfg.do_lower_case, &m->tokenizer);
     if (rc)
         return rc;
@@ -257,7 +389,7 @@ static int load_all(splade_model *m, const char *dir, model_storage *ms)
     snprintf(path, sizeof path, "%s/config.json", dir);
     int rc = splade_config_load(path, &m->cfg);
     if (!rc)
-        rc = read_lowercase(dir, &m->cfg.do_lower_case);
+        rc = read_tokenizer_config(dir, &m->cfg.do_lower_case);
     if (rc)
         return rc;
     m->layers = calloc((size_t)m->cfg.num_layers, sizeof *m->layers);

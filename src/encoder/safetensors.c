@@ -2,15 +2,15 @@
  * {name: {dtype, shape, data_offsets: [begin, end]}}, then the data block. Every range is
  * checked here so that later code can trust pointers into the mapping. */
 #include "encoder/safetensors.h"
+#include "encoder/model_files.h"
 #include "splade.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define ST_MAX_HEADER (100u << 20) /* real headers are KBs; a huge one is corruption */
@@ -80,10 +80,47 @@ static int parse_entry(const char *key, json_t *v, const uint8_t *data, size_t d
     return SPLADE_OK;
 }
 
+static int by_offsets(const void *pa, const void *pb)
+{
+    const st_tensor *a = *(const st_tensor *const *)pa, *b = *(const st_tensor *const *)pb;
+    if (a->data != b->data)
+        return a->data < b->data ? -1 : 1;
+    return (a->nbytes > b->nbytes) - (a->nbytes < b->nbytes);
+}
+
+/* The reference implementation's rule: sorted by offsets, the tensors tile the data block
+ * exactly, from 0 to its end. No two tensors share (alias) or overlap bytes, and there is no
+ * gap or trailing data where something unvalidated could hide. */
+static int check_tiling(const st_file *f, const uint8_t *data, size_t data_size)
+{
+    const st_tensor **order = malloc((size_t)(f->n ? f->n : 1) * sizeof *order);
+    if (!order)
+        return splade_fail(SPLADE_ERR_NOMEM, "%s: header", f->path);
+    for (int i = 0; i < f->n; i++)
+        order[i] = &f->t[i];
+    qsort(order, (size_t)f->n, sizeof *order, by_offsets);
+    size_t end = 0;
+    int rc = SPLADE_OK;
+    for (int i = 0; i < f->n && !rc; i++) {
+        size_t begin = (size_t)(order[i]->data - data);
+        if (begin != end)
+            rc = splade_fail(SPLADE_ERR_FORMAT,
+                             "%s: tensor '%s': data_offsets begin at %zu, expected %zu: tensor data must "
+                             "be contiguous, without overlap or gap", f->path, order[i]->name, begin, end);
+        end = begin + order[i]->nbytes;
+    }
+    if (!rc && end != data_size)
+        rc = splade_fail(SPLADE_ERR_FORMAT,
+                         "%s: the tensors cover %zu of the %zu bytes after the header (truncated file or "
+                         "trailing data)", f->path, end, data_size);
+    free(order);
+    return rc;
+}
+
 static int parse_header(st_file *f, const char *json, size_t len, size_t data_off)
 {
     json_error_t err;
-    json_t *root = json_loadb(json, len, 0, &err);
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &err);
     if (!root || !json_is_object(root)) {
         json_decref(root);
         return splade_fail(SPLADE_ERR_FORMAT, "%s: malformed safetensors JSON header: %s", f->path,
@@ -100,22 +137,21 @@ static int parse_header(st_file *f, const char *json, size_t len, size_t data_of
         f->n++;
     }
     json_decref(root);
-    return rc;
+    return rc ? rc : check_tiling(f, f->map + data_off, f->size - data_off);
 }
 
 static int map_file(const char *path, st_file *f)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return splade_fail(errno == ENOENT ? SPLADE_ERR_NOT_FOUND : SPLADE_ERR_IO, "%s: %s", path,
-                           strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < 8) {
+    int fd;
+    size_t size;
+    int rc = splade_open_regular(path, SIZE_MAX, &fd, &size);
+    if (rc)
+        return rc;
+    if (size < 8) {
         close(fd);
-        return splade_fail(SPLADE_ERR_FORMAT, "%s: truncated safetensors file (%lld bytes)", path,
-                           (long long)st.st_size);
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: truncated safetensors file (%zu bytes)", path, size);
     }
-    f->size = (size_t)st.st_size;
+    f->size = size;
     void *m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (m == MAP_FAILED)

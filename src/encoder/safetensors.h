@@ -25,9 +25,11 @@ typedef struct {
     int n;
 } st_file;
 
-/* Maps `path` and validates the header: JSON, every data_offsets range inside the file
- * and equal to dtype size x shape. Errors (SPLADE_ERR_FORMAT / _NOT_FOUND / _IO) name the file
- * and tensor. */
+/* Maps `path` (a regular file) and validates the header like the reference implementation:
+ * JSON without duplicate keys, every data_offsets range equal to dtype size x shape, and the
+ * ranges, sorted, tiling the data block exactly (contiguous from 0 to the end of the file: no
+ * overlap, aliasing, gap or trailing bytes). Errors (SPLADE_ERR_FORMAT / _NOT_FOUND / _IO) name
+ * the file and tensor. */
 int st_open(const char *path, st_file *f);
 const st_tensor *st_find(const st_file *f, const char *name);
 /* Converts n elements of t (F32/F16/BF16) to fp32. */

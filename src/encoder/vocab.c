@@ -1,9 +1,9 @@
 /* vocab.txt loading and the vocabulary hash tables (see tokenizer_internal.h). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder/model_files.h"
 #include "encoder/tokenizer_internal.h"
 #include "splade.h"
 
@@ -75,38 +75,6 @@ static int table_alloc(splade_vocab_table *tab, int32_t n)
         tab->slots[i].id = -1;
     tab->mask = cap - 1;
     tab->max_key = 0;
-    return SPLADE_OK;
-}
-
-static int read_file(const char *path, char **data, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return splade_fail(errno == ENOENT ? SPLADE_ERR_NOT_FOUND : SPLADE_ERR_IO,
-                           "cannot open vocabulary '%s': %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *bigger = realloc(buf, 2 * cap + 1);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    int err = buf ? ferror(f) : 0;
-    fclose(f);
-    if (!buf)
-        return splade_fail(SPLADE_ERR_NOMEM, "reading vocabulary '%s'", path);
-    if (err) {
-        free(buf);
-        return splade_fail(SPLADE_ERR_IO, "cannot read vocabulary '%s'", path);
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *size = n;
     return SPLADE_OK;
 }
 
@@ -184,7 +152,7 @@ int splade_tokenizer_load(const char *vocab_path, int lowercase, splade_tokenize
         return splade_fail(SPLADE_ERR_NOMEM, "tokenizer");
     t->lowercase = lowercase != 0;
     size_t size = 0;
-    int rc = read_file(vocab_path, &t->strings, &size);
+    int rc = splade_read_regular(vocab_path, SPLADE_MAX_VOCAB_BYTES, &t->strings, &size);
     if (rc == SPLADE_OK)
         rc = split_lines(t, t->strings, size, vocab_path);
     if (rc == SPLADE_OK)
