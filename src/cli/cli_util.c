@@ -1,6 +1,7 @@
 /* See cli_util.h. */
 #include "cli/cli_util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@ int splade_cli_int(const char *cmd, const char *option, const char *s, long lo, 
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
+    if (errno || end == s || *end || isspace((unsigned char)*s) || v < lo || v > hi) {
         fprintf(stderr, "splade-index %s: %s: '%s' is not an integer in %ld..%ld\n", cmd, option, s, lo, hi);
         return 2;
     }
@@ -27,7 +28,7 @@ int splade_cli_float(const char *cmd, const char *option, const char *s, double 
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+    if (errno || end == s || *end || isspace((unsigned char)*s) || !isfinite(v) || v < lo || v > hi) {
         if (isinf(hi))
             fprintf(stderr, "splade-index %s: %s: '%s' is not a finite number >= %g\n", cmd, option, s, lo);
         else
