@@ -21,7 +21,14 @@ static int find_model(const splade_index_info *in, const char *override, char *d
     if (*in->model_dir && stat(in->model_dir, &st) == 0 && S_ISDIR(st.st_mode))
         return snprintf(dir, n, "%s", in->model_dir) < (int)n ? SPLADE_OK
                                                                : splade_fail(SPLADE_ERR_INVALID_ARG, "path too long");
-    return splade_model_resolve(*in->model_name ? in->model_name : NULL, dir, n);
+    int rc = splade_model_resolve(*in->model_name ? in->model_name : NULL, dir, n);
+    if (rc == SPLADE_ERR_NOT_FOUND) { /* say that the name came from the index, not from an option */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", splade_error_detail());
+        rc = splade_fail(rc, "the index's model is gone (it records folder \"%s\" and name \"%s\"): %s; or pass --model",
+                         in->model_dir, in->model_name, why);
+    }
+    return rc;
 }
 
 /* Loads the index's model and checks it is the one the index was built with. */
