@@ -49,12 +49,13 @@ int splade_cli_check_stdout(void)
 int splade_cli_finish_stdout(const char *cmd, int status)
 {
     errno = 0;
-    int bad = fflush(stdout) != 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
     int err = errno;
-    bad |= ferror(stdout) != 0;
-    bad |= fclose(stdout) != 0;
-    if (!err)
+    /* EBADF with nothing pending: stdout was closed (>&-) by a caller that wants no output */
+    if (fclose(stdout) != 0 && errno != EBADF && !bad) {
+        bad = 1;
         err = errno;
+    }
     if (!bad)
         return status;
     fprintf(stderr, "splade-index%s%s: %s: writing standard output: %s\n", *cmd ? " " : "", cmd,

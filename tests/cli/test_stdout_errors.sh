@@ -27,6 +27,15 @@ full() {
         fail "$name: message: $(cat "$T/err")"
 }
 
+# a closed standard output with nothing written to it is not an error (coreutils' rule)...
+"$BIN" --help > /dev/null || fail "--help"
+"$BIN" eval --run /nonexistent --qrels /nonexistent >&- 2> "$T/err"
+[ $? -eq 1 ] && grep -q "nonexistent" "$T/err" && ! grep -q "standard output" "$T/err" ||
+    fail "closed stdout, nothing written: $(cat "$T/err")"
+# ...but output that cannot go anywhere is
+"$BIN" --version >&- 2> "$T/err" && fail "--version into a closed stdout succeeded"
+grep -q "writing standard output: Bad file descriptor" "$T/err" || fail "closed stdout: $(cat "$T/err")"
+
 full "--help" "$BIN" --help
 full "--version" "$BIN" --version
 full "query --help" "$BIN" query --help
