@@ -23,7 +23,9 @@ typedef struct {
     splade_qvec *q;
 } splade_query_set;
 
-/* Query vectors JSONL ({"id", "vector": {token: weight}}); tokens unknown to the index are dropped. */
+/* Query vectors JSONL ({"id", "vector": {token: weight}}); tokens unknown to the index are dropped.
+ * Here and in splade_query_set_from_file a repeated id is SPLADE_ERR_DUPLICATE naming both lines. On
+ * any failure *out is left empty (n = 0, no arrays). */
 int splade_query_set_from_vectors(splade_index *ix, const char *path, splade_query_set *out);
 /* Encodes texts with the index's model (SPLADE_ERR_MISMATCH if the model's fingerprint differs from
  * the one stored in the index; SPLADE_ERR_UNSUPPORTED for an index built from --vectors). */

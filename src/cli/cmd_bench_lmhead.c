@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
 #include "splade/gpu.h"
@@ -25,8 +26,70 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: splade-index bench-lmhead [--B N --S N --D N --V N] [--iters N] [--json FILE]\n"
+               "  N: B 1..4096, S 1..8192, D 1..65536, V 1..4194304, iters 1..1000000 (at least 20 are run)\n"
                "  no shape given: (B,S) in {(32,256),(128,256),(256,128),(8,512)} x V in {30522,250002}, D=768\n"
                "  every sequence has S tokens (no padding), so all heads do the same useful work\n");
+}
+
+typedef struct {
+    int B, S, D, V;
+} shape;
+
+typedef struct {
+    shape one;
+    int custom, iters;
+    const char *json_path;
+} bench_args;
+
+/* The largest value each numeric option accepts (all start at 1). */
+static long option_max(const char *o)
+{
+    static const struct { const char *name; long max; } limits[] = {
+        {"--B", 4096}, {"--S", 8192}, {"--D", 65536}, {"--V", 1 << 22}, {"--iters", 1000000}};
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++)
+        if (!strcmp(o, limits[i].name))
+            return limits[i].max;
+    return 0; /* not a numeric option */
+}
+
+/* Parsed in every build, so a bad number is a usage error even without CUDA. Returns -1 to go on,
+ * else the exit status. */
+static int parse_args(int argc, char **argv, bench_args *a)
+{
+    *a = (bench_args){.one = {32, 256, 768, 30522}, .iters = 20};
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            usage(stderr);
+            return 2;
+        }
+        int v = 0;
+        long max = option_max(o);
+        if (max && splade_cli_int("bench-lmhead", o, argv[i + 1], 1, max, &v))
+            return 2;
+        if (!strcmp(o, "--B"))
+            a->one.B = v, a->custom = 1;
+        else if (!strcmp(o, "--S"))
+            a->one.S = v, a->custom = 1;
+        else if (!strcmp(o, "--D"))
+            a->one.D = v, a->custom = 1;
+        else if (!strcmp(o, "--V"))
+            a->one.V = v, a->custom = 1;
+        else if (!strcmp(o, "--iters"))
+            a->iters = v < 20 ? 20 : v; /* fewer samples make the median meaningless (usage says so) */
+        else if (!strcmp(o, "--json"))
+            a->json_path = argv[i + 1];
+        else {
+            usage(stderr);
+            return 2;
+        }
+        i++;
+    }
+    return -1;
 }
 
 #ifdef SPLADE_HAVE_CUDA
@@ -40,10 +103,6 @@ static void usage(FILE *f)
             return -1;                                                                            \
         }                                                                                         \
     } while (0)
-
-typedef struct {
-    int B, S, D, V;
-} shape;
 
 /* fused_v5: the fused head with H's extent withheld (H_rows = 0), so the planner falls back from the TMA
  * kernel (v7) to the cp.async one (v5): both in the same run. */
@@ -277,54 +336,15 @@ static int bench_impl(const ctx *c, const shape *sh, int impl, result *res)
     return rc;
 }
 
-static long argl(const char *s, const char *name)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || v <= 0) {
-        fprintf(stderr, "bench-lmhead: %s needs a positive integer, got '%s'\n", name, s);
-        return -1;
-    }
-    return v;
-}
-
 int cmd_bench_lmhead(int argc, char **argv)
 {
-    shape one = {32, 256, 768, 30522};
-    int custom = 0, iters = 20;
-    const char *json_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (i + 1 >= argc) {
-            usage(stderr);
-            return 2;
-        }
-        long v = 0;
-        if (strcmp(o, "--json"))
-            if ((v = argl(argv[i + 1], o)) < 0)
-                return 2;
-        if (!strcmp(o, "--B"))
-            one.B = (int)v, custom = 1;
-        else if (!strcmp(o, "--S"))
-            one.S = (int)v, custom = 1;
-        else if (!strcmp(o, "--D"))
-            one.D = (int)v, custom = 1;
-        else if (!strcmp(o, "--V"))
-            one.V = (int)v, custom = 1;
-        else if (!strcmp(o, "--iters"))
-            iters = v < 20 ? 20 : (int)v;
-        else if (!strcmp(o, "--json"))
-            json_path = argv[i + 1];
-        else {
-            usage(stderr);
-            return 2;
-        }
-        i++;
-    }
+    bench_args a;
+    int st = parse_args(argc, argv, &a);
+    if (st >= 0)
+        return st;
+    shape one = a.one;
+    int custom = a.custom, iters = a.iters;
+    const char *json_path = a.json_path;
     char dev[256];
     if (!splade_gpu_probe(dev, sizeof dev)) {
         fprintf(stderr, "splade-index bench-lmhead: no usable GPU (%s); nothing measured\n", dev);
@@ -448,11 +468,10 @@ int cmd_bench_lmhead(int argc, char **argv)
 
 int cmd_bench_lmhead(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        }
+    bench_args a;
+    int st = parse_args(argc, argv, &a);
+    if (st >= 0)
+        return st;
     fprintf(stderr, "splade-index bench-lmhead: this build has no CUDA support; nothing measured\n");
     return 1;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "index/progress.h"
 #include "splade.h"
@@ -41,14 +42,14 @@ static int parse(int argc, char **argv, build_opts *o)
         {"allow-empty", no_argument, 0, 'E'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1;) {
+    for (int c, bad = 0; (c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1;) {
         switch (c) {
         case 'o': o->out = optarg; break;
         case 'm': o->model = optarg; break;
         case 'd': o->device = optarg; break;
-        case 'b': o->batch = atoi(optarg); break;
-        case 'L': o->max_length = atoi(optarg); break;
-        case 't': o->threads = atoi(optarg); break;
+        case 'b': bad = splade_cli_int("build", "--batch", optarg, 1, SPLADE_CLI_MAX_BATCH, &o->batch); break;
+        case 'L': bad = splade_cli_int("build", "--max-length", optarg, 2, SPLADE_CLI_MAX_LENGTH, &o->max_length); break;
+        case 't': bad = splade_cli_int("build", "--threads", optarg, 1, SPLADE_CLI_MAX_THREADS, &o->threads); break;
         case 'q': o->quiet = 1; break;
         case 's': o->skip_invalid = 1; break;
         case 'V': o->vectors = optarg; break;
@@ -57,6 +58,8 @@ static int parse(int argc, char **argv, build_opts *o)
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
+        if (bad)
+            return bad;
     }
     if (optind < argc)
         o->corpus = argv[optind++];

@@ -1,10 +1,12 @@
 /* splade-index encode: texts (arguments or a JSONL corpus) -> SPLADE vectors as JSONL
  * {"id": ..., "vector": {"token": weight, ...}}, the format Seismic and Anserini read. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
 #include "splade/corpus.h"
@@ -44,21 +46,23 @@ static int parse(int argc, char **argv, encode_opts *o)
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "m:i:qh", longs, NULL)) != -1;) {
+    for (int c, bad = 0; (c = getopt_long(argc, argv, "m:i:qh", longs, NULL)) != -1;) {
         switch (c) {
         case 'm': o->model = optarg; break;
         case 'd': o->device = optarg; break;
-        case 't': o->eo.threads = atoi(optarg); break;
-        case 'L': o->eo.max_length = atoi(optarg); break;
-        case 'b': o->eo.batch_size = atoi(optarg); break;
-        case 'k': o->eo.top_k = atoi(optarg); break;
-        case 'T': o->eo.threshold = strtof(optarg, NULL); break;
+        case 't': bad = splade_cli_int("encode", "--threads", optarg, 1, SPLADE_CLI_MAX_THREADS, &o->eo.threads); break;
+        case 'L': bad = splade_cli_int("encode", "--max-length", optarg, 2, SPLADE_CLI_MAX_LENGTH, &o->eo.max_length); break;
+        case 'b': bad = splade_cli_int("encode", "--batch", optarg, 1, SPLADE_CLI_MAX_BATCH, &o->eo.batch_size); break;
+        case 'k': bad = splade_cli_int("encode", "--top-k", optarg, 1, INT32_MAX, &o->eo.top_k); break;
+        case 'T': bad = splade_cli_float("encode", "--threshold", optarg, 0, INFINITY, &o->eo.threshold); break;
         case 'q': o->eo.quiet = 1; break;
         case 'i': o->input = optarg; break;
         case 'P': o->precision = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
+        if (bad)
+            return bad;
     }
     o->texts = argv + optind;
     o->n_texts = argc - optind;
@@ -125,6 +129,8 @@ static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, ch
         splade_sparse_free(&vec[i]);
     }
     free(vec);
+    if (!rc) /* stop at a full disk instead of encoding the rest for nobody */
+        rc = splade_cli_check_stdout();
     *truncated += cut;
     return rc;
 }
@@ -219,7 +225,6 @@ int cmd_encode(int argc, char **argv)
     if (rc)
         return fail(rc);
     st = run(&o, m);
-    fflush(stdout);
     splade_model_free(m);
     return st;
 }

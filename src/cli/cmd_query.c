@@ -1,11 +1,16 @@
 /* splade-index query: one text query (printed), or a batch (--queries / --vector-queries) written
  * as a TREC run. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
 #include "splade/encoder.h"
@@ -32,6 +37,7 @@ typedef struct {
     splade_algo algo;
 } query_opts;
 
+/* 0, or the usage exit status after saying which names exist. */
 static int parse_algo(const char *s, splade_algo *a)
 {
     static const char *names[] = {"bmm", "maxscore", "taat", "bmp", "wmaxscore"}; /* splade_algo order */
@@ -40,7 +46,8 @@ static int parse_algo(const char *s, splade_algo *a)
             *a = (splade_algo)i;
             return 0;
         }
-    return -1;
+    fprintf(stderr, "splade-index query: unknown --algo \"%s\" (choose bmp|wmaxscore|bmm|maxscore|taat)\n", s);
+    return 2;
 }
 
 static int parse(int argc, char **argv, query_opts *o)
@@ -57,26 +64,25 @@ static int parse(int argc, char **argv, query_opts *o)
     o->algo = SPLADE_ALGO_BMP;
     o->tag = "splade-index";
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "i:k:o:h", longs, NULL)) != -1;) {
+    for (int c, bad = 0; (c = getopt_long(argc, argv, "i:k:o:h", longs, NULL)) != -1;) {
         switch (c) {
         case 'i': o->index = optarg; break;
-        case 'k': o->k = atoi(optarg); break;
+        case 'k': bad = splade_cli_int("query", "-k", optarg, 1, INT_MAX, &o->k); break;
         case 'j': o->json = 1; break;
         case 'd': o->enc.device = optarg; break;
         case 'm': o->enc.model = optarg; break;
         case 'Q': o->queries = optarg; break;
         case 'V': o->vqueries = optarg; break;
         case 'o': o->output = optarg; break;
-        case 't': o->threads = atoi(optarg); break;
+        case 't': bad = splade_cli_int("query", "--threads", optarg, 1, SPLADE_CLI_MAX_THREADS, &o->threads); break;
         case 'T': o->tag = optarg; break;
         case 'P': o->enc.precision = optarg; break;
-        case 'a':
-            if (parse_algo(optarg, &o->algo) == 0)
-                break;
-            /* fall through */
-        case 'h': fputs(usage_text, c == 'h' ? stdout : stderr); return c == 'h' ? 0 : 2;
+        case 'a': bad = parse_algo(optarg, &o->algo); break;
+        case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
+        if (bad)
+            return bad;
     }
     if (optind < argc)
         o->text = argv[optind++];
@@ -143,12 +149,19 @@ static int write_run(const splade_index *ix, const splade_query_set *qs, const s
             fprintf(f, "%s Q0 %.*s %d %.9g %s\n", qs->ids[q], (int)len, id, i + 1,
                     splade_hit_score(ix, &qs->q[q], h->score), tag);
         }
-    int bad = ferror(f);
-    if (f != stdout)
-        bad |= fclose(f) != 0;
-    else
-        fflush(f);
-    return bad ? splade_fail(SPLADE_ERR_IO, "%s: write failed", path) : SPLADE_OK;
+    if (f == stdout) /* checked with every other write to it, in main() */
+        return splade_cli_check_stdout();
+    errno = 0;
+    int bad = ferror(f) | (fflush(f) != 0);
+    int err = errno;
+    struct stat st;
+    int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+    bad |= fclose(f) != 0;
+    if (!bad)
+        return SPLADE_OK;
+    if (regular) /* a truncated run would be scored as if complete (never unlink a device like /dev/full) */
+        unlink(path);
+    return splade_fail(SPLADE_ERR_IO, "%s: write failed: %s", path, strerror(err ? err : errno));
 }
 
 static int run_single(splade_index *ix, const query_opts *o)
@@ -198,6 +211,9 @@ int cmd_query(int argc, char **argv)
         return prc;
     splade_index *ix;
     int rc = splade_index_open(splade_index_dir(o.index), &ix);
+    uint64_t n_docs = rc == 0 ? splade_index_get_info(ix)->n_docs : 0;
+    if (rc == 0 && (uint64_t)o.k > n_docs) /* no more hits can come back, and a batch allocates k per query */
+        o.k = n_docs ? (int)n_docs : 1;
     if (rc == 0) {
         rc = o.text ? run_single(ix, &o) : run_batch(ix, &o);
         splade_index_close(ix);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
 #include "splade/tokenizer.h"
@@ -49,20 +50,6 @@ static int config_lowercase(const char *dir)
     return lower;
 }
 
-static int parse_max_length(const char *s, int32_t *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 2 || v > INT32_MAX / 4) {
-        fprintf(stderr, "splade-index tokenize: --max-length: '%s' is not an integer in 2..%d\n", s,
-                INT32_MAX / 4);
-        return 2;
-    }
-    *out = (int32_t)v;
-    return 0;
-}
-
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, options *o)
 {
@@ -78,7 +65,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'v': o->vocab = optarg; break;
         case 'c': o->cased = 1; break;
         case 'n':
-            if (parse_max_length(optarg, &o->max_length))
+            if (splade_cli_int("tokenize", "--max-length", optarg, 2, INT32_MAX / 4, &o->max_length))
                 return 2;
             break;
         case 'h': fputs(usage_text, stdout); return 0;
@@ -122,7 +109,7 @@ static int tokenize_one(const splade_tokenizer *t, const char *text, size_t len,
     int rc = splade_tokenize(t, text, len, max_len, ids, &n);
     if (rc == SPLADE_OK)
         print_ids(ids, n);
-    return rc;
+    return rc == SPLADE_OK ? splade_cli_check_stdout() : rc; /* stop reading at a failed write */
 }
 
 static int tokenize_stdin(const splade_tokenizer *t, int32_t max_len, int32_t *ids)
@@ -155,8 +142,6 @@ int cmd_tokenize(int argc, char **argv)
         rc = tokenize_one(t, argv[i], strlen(argv[i]), o.max_length, ids);
     if (rc == SPLADE_OK && optind == argc)
         rc = tokenize_stdin(t, o.max_length, ids);
-    if (rc == SPLADE_OK && (fflush(stdout) != 0 || ferror(stdout)))
-        rc = splade_fail(SPLADE_ERR_IO, "writing standard output: %s", strerror(errno));
     if (rc != SPLADE_OK)
         fprintf(stderr, "splade-index tokenize: %s: %s\n", splade_strerror(rc), splade_error_detail());
     splade_tokenizer_free(t);

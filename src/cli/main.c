@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
 
@@ -36,15 +37,15 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return splade_cli_finish_stdout("", argc < 2 ? 2 : 0);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("splade-index %s\n", SPLADE_VERSION);
-        return 0;
+        return splade_cli_finish_stdout("", 0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) /* every command's output is checked once, here */
+            return splade_cli_finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "splade-index: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

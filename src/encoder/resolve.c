@@ -53,13 +53,16 @@ int splade_model_resolve(const char *arg, char *path, size_t n)
     if (!path || !n)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_model_resolve: no output buffer");
     const char *env = getenv("SPLADE_MODEL");
-    const char *what = arg && *arg ? "--model" : env && *env ? "$SPLADE_MODEL" : NULL;
-    if (what) {
-        if (try_name(arg && *arg ? arg : env, path, n, tried, sizeof tried))
+    /* the message names the name and where it came from: the caller's (--model, an index's record), or the
+     * environment */
+    const char *name = arg && *arg ? arg : env && *env ? env : NULL;
+    if (name) {
+        if (try_name(name, path, n, tried, sizeof tried))
             return SPLADE_OK;
         return splade_fail(SPLADE_ERR_NOT_FOUND,
-                           "model not found (%s; tried %s): give a folder with config.json, or fetch "
-                           "one with `splade-index fetch-model ORG/NAME`", what, tried);
+                           "model \"%s\"%s not found (tried %s): give a folder with config.json, or fetch "
+                           "one with `splade-index fetch-model ORG/NAME`", name, name == arg ? "" : " (from $SPLADE_MODEL)",
+                           tried);
     }
     char cache[4096], cand[4096 + 64];
     const char *cands[2] = {NULL, "./cache/" SPLADE_DEFAULT_MODEL};

@@ -1,4 +1,6 @@
 /* Metrics with trec_eval's definitions (see include/splade/eval.h). */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +8,19 @@
 
 #include "query/trec_files.h"
 #include "splade.h"
+
+/* The cutoff K of "name@K": a whole positive integer (0, "10x" or "-1" would be silently useless). */
+static int parse_cutoff(const char *metric, const char *s, int *k)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > INT_MAX)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "metric \"%s\": the cutoff \"%s\" must be a positive integer",
+                           metric, s);
+    *k = (int)v;
+    return SPLADE_OK;
+}
 
 int splade_metrics_parse(const char *spec, splade_metric *out, int max, int *n)
 {
@@ -17,21 +32,31 @@ int splade_metrics_parse(const char *spec, splade_metric *out, int max, int *n)
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int k = 0;
+        char metric[64];
+        snprintf(metric, sizeof metric, "%s", tok); /* as written, for messages */
+        const char *cut = NULL;
         char *at = strchr(tok, '@');
         if (!strncmp(tok, "ndcg_cut", 8) && (tok[8] == '_' || tok[8] == '.')) { /* trec_eval's spelling */
-            k = atoi(tok + 9);
+            cut = tok + 9;
             tok[8] = '\0';
         } else if (at) {
-            k = atoi(at + 1);
+            cut = at + 1;
             *at = '\0';
         }
         size_t i = 0;
         while (i < sizeof names / sizeof *names && strcmp(tok, names[i].name))
             i++;
-        if (i == sizeof names / sizeof *names || *n == max || k < 0 || (names[i].kind != SPLADE_METRIC_MAP && k == 0))
+        if (i == sizeof names / sizeof *names)
             return splade_fail(SPLADE_ERR_INVALID_ARG, "unknown metric \"%s\" (use ndcg@K, mrr@K, recall@K, p@K, map)",
-                               tok);
+                               metric);
+        if (*n == max)
+            return splade_fail(SPLADE_ERR_INVALID_ARG, "more than %d metrics", max);
+        int k = 0;
+        if (cut && parse_cutoff(metric, cut, &k) < 0)
+            return SPLADE_ERR_INVALID_ARG;
+        if (!cut && names[i].kind != SPLADE_METRIC_MAP)
+            return splade_fail(SPLADE_ERR_INVALID_ARG, "metric \"%s\" needs a cutoff: %s@K with K a positive integer",
+                               metric, metric);
         out[*n].kind = names[i].kind;
         out[*n].k = k;
         static const char *pretty[] = {"ndcg", "mrr", "recall", "p", "map"};

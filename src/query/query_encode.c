@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "query/query_ids.h"
 #include "splade.h"
 #include "splade/build.h"
 #include "splade/corpus.h"
@@ -20,7 +21,14 @@ static int find_model(const splade_index_info *in, const char *override, char *d
     if (*in->model_dir && stat(in->model_dir, &st) == 0 && S_ISDIR(st.st_mode))
         return snprintf(dir, n, "%s", in->model_dir) < (int)n ? SPLADE_OK
                                                                : splade_fail(SPLADE_ERR_INVALID_ARG, "path too long");
-    return splade_model_resolve(*in->model_name ? in->model_name : NULL, dir, n);
+    int rc = splade_model_resolve(*in->model_name ? in->model_name : NULL, dir, n);
+    if (rc == SPLADE_ERR_NOT_FOUND) { /* say that the name came from the index, not from an option */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", splade_error_detail());
+        rc = splade_fail(rc, "the index's model is gone (it records folder \"%s\" and name \"%s\"): %s; or pass --model",
+                         in->model_dir, in->model_name, why);
+    }
+    return rc;
 }
 
 /* Loads the index's model and checks it is the one the index was built with. */
@@ -45,14 +53,14 @@ static int load_model(const splade_index *ix, const splade_query_encode_opts *o,
     return rc;
 }
 
+/* Fills out->q[0..n), allocated by the caller. */
 static int encode_all(splade_index *ix, splade_encoder *enc, const char *const *texts, int n, splade_query_set *out)
 {
     splade_sparse *v = calloc((size_t)n + 1, sizeof *v);
-    out->q = calloc((size_t)n + 1, sizeof *out->q);
-    int rc = v && out->q ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "%d queries", n);
+    int rc = v ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "%d queries", n);
     if (rc == 0 && n)
         rc = splade_encoder_encode(enc, texts, NULL, n, v, NULL);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; v && i < n; i++) {
         if (rc == 0)
             rc = splade_qvec_build(v[i].terms, v[i].weights, v[i].n, splade_index_get_info(ix)->n_terms, &out->q[i]);
         splade_sparse_free(&v[i]);
@@ -87,8 +95,10 @@ int splade_query_set_from_texts(splade_index *ix, const char *const *texts, int 
                                 const splade_query_encode_opts *opts, splade_query_set *out)
 {
     memset(out, 0, sizeof *out);
+    /* both arrays exist (zeroed) before anything can fail, so splade_query_set_free() may walk all n */
     out->ids = calloc((size_t)n + 1, sizeof *out->ids);
-    int rc = out->ids ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "%d queries", n);
+    out->q = calloc((size_t)n + 1, sizeof *out->q);
+    int rc = out->ids && out->q ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "%d queries", n);
     for (int i = 0; rc == 0 && i < n; i++) {
         char id[16];
         snprintf(id, sizeof id, "%d", i + 1);
@@ -97,35 +107,52 @@ int splade_query_set_from_texts(splade_index *ix, const char *const *texts, int 
     }
     if (rc == 0)
         rc = encode_texts(ix, texts, n, opts, out);
-    out->n = n; /* set last: free() then releases every id and qvec allocated so far */
+    out->n = out->ids && out->q ? n : 0;
     if (rc < 0)
         splade_query_set_free(out);
     return rc;
 }
 
-/* Reads ids and texts of a queries JSONL file. */
+/* Room for one more query in ids/texts. */
+static int grow(char ***ids, char ***texts, int n, int *cap)
+{
+    if (n < *cap)
+        return SPLADE_OK;
+    int c = *cap ? *cap * 2 : 256;
+    char **a = realloc(*ids, (size_t)c * sizeof *a);
+    if (a)
+        *ids = a;
+    char **b = a ? realloc(*texts, (size_t)c * sizeof *b) : NULL;
+    if (b)
+        *texts = b;
+    if (!a || !b)
+        return splade_fail(SPLADE_ERR_NOMEM, "%d queries", c);
+    *cap = c;
+    return SPLADE_OK;
+}
+
+/* Reads ids and texts of a queries JSONL file; a repeated id is an error naming both lines. */
 static int read_queries(const char *path, char ***ids, char ***texts, int *n)
 {
-    splade_corpus_reader *r;
-    int rc = splade_corpus_open(path, &r), cap = 0;
+    splade_corpus_reader *r = NULL;
+    query_ids seen;
+    int rc = query_ids_init(&seen), cap = 0;
+    if (rc == 0)
+        rc = splade_corpus_open(path, &r);
     splade_doc d;
     while (rc == 0 && (rc = splade_corpus_next(r, &d)) == 1) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 256;
-            char **a = realloc(*ids, (size_t)cap * sizeof *a), **b = a ? realloc(*texts, (size_t)cap * sizeof *b) : NULL;
-            if (a)
-                *ids = a;
-            if (b)
-                *texts = b;
-            if (!a || !b)
-                return splade_fail(SPLADE_ERR_NOMEM, "%d queries", cap);
-        }
+        rc = query_ids_add(&seen, path, d.id, d.line);
+        if (rc == 0)
+            rc = grow(ids, texts, *n, &cap);
+        if (rc < 0)
+            break;
         (*ids)[*n] = strdup(d.id);
         (*texts)[*n] = strdup(d.text);
         (*n)++;
         rc = (*ids)[*n - 1] && (*texts)[*n - 1] ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "query text");
     }
     splade_corpus_close(r);
+    query_ids_free(&seen);
     return rc < 0 ? rc : SPLADE_OK;
 }
 

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Numeric options are parsed strictly: text, trailing garbage, a sign, overflow, an empty string or a
+# value outside the accepted range is a usage error (exit 2) naming the option and the range --
+# never 0 hits (-k abc), 10 (-k 10x) or the default without a word (-k -1, -k 99999999999).
+# Parsing happens before any model or index is read, so this needs neither.
+set -u
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+BIN=$ROOT/$BUILD/splade-index
+[ -x "$BIN" ] || { echo "missing $BIN"; exit 1; }
+T=$(mktemp -d /tmp/splade_cli_numXXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# bad CMD OPTION RANGE [ARGS...]: every bad form of OPTION is refused naming it and RANGE
+bad() {
+    cmd=$1 opt=$2 range=$3
+    shift 3
+    for v in abc 10x -1 0 99999999999 "" " 5" 1e3 0x10; do
+        "$BIN" $cmd "$opt" "$v" "$@" > "$T/out" 2> "$T/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "$cmd $opt '$v': exit $rc (want 2): $(cat "$T/err")"
+        grep -qF "splade-index $cmd: $opt: '$v' is not an integer in $range" "$T/err" ||
+            fail "$cmd $opt '$v': message: $(cat "$T/err")"
+        [ ! -s "$T/out" ] || fail "$cmd $opt '$v': printed $(cat "$T/out")"
+    done
+}
+
+bad query -k 1..2147483647 "some text"
+bad query --threads 1..1024 --queries q.jsonl
+bad build --threads 1..1024 corpus.jsonl
+bad build --batch 1..4096 corpus.jsonl
+bad build --max-length 2..8192 corpus.jsonl
+bad build --threads 1..1024 --vectors v.jsonl
+bad encode --threads 1..1024 text
+bad encode --batch 1..4096 text
+bad encode --max-length 2..8192 text
+bad encode --top-k 1..2147483647 text
+bad tokenize --max-length 2..536870911 --vocab vocab.txt text
+for o in --B --S --D --V --iters; do
+    case $o in --B) r=1..4096 ;; --S) r=1..8192 ;; --D) r=1..65536 ;; --V) r=1..4194304 ;; --iters) r=1..1000000 ;; esac
+    bad bench-lmhead $o $r
+done
+
+# --threshold: a finite number >= 0
+for v in abc 0.5x -1 nan inf 1e999 "" " 1"; do
+    "$BIN" encode --threshold "$v" text > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "--threshold '$v': exit $rc (want 2)"
+    grep -qF "splade-index encode: --threshold: '$v' is not a finite number >= 0" "$T/err" ||
+        fail "--threshold '$v': message: $(cat "$T/err")"
+done
+
+# the edges of each range are accepted: the command goes on to its next check (a missing file)
+"$BIN" query -k 1 --threads 1024 -i "$T/none" "x" 2> "$T/err"
+grep -q "no index here" "$T/err" || fail "-k 1 --threads 1024 refused: $(cat "$T/err")"
+"$BIN" build --batch 4096 --max-length 2 --threads 1 --vectors "$T/none.jsonl" -o "$T/ix" 2> "$T/err"
+grep -q "none.jsonl" "$T/err" || fail "build edges refused: $(cat "$T/err")"
+exit 0
