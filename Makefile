@@ -4,6 +4,10 @@
 #
 # Knobs: NO_CUDA=1 forces a CPU-only build; CUDA_ARCH overrides the GPU targets;
 # SAN=1 builds with AddressSanitizer + UBSan into build-san/.
+#
+# CUDA build: every .cu file goes into build/libsplade-cuda.so (with cuBLAS, cuBLASLt and the
+# CUDA runtime), which the binary loads only when a GPU path runs (src/gpu/cuda_loader.c); keep
+# the .so next to the binary. The GPU tests and benches (*gpu* names) link the CUDA objects directly.
 
 CC       ?= gcc
 CUDA_HOME ?= /usr/local/cuda
@@ -24,7 +28,9 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -I$(OPENBLAS_IN
 LDFLAGS  += -pthread $(SANFLAGS)
 LDLIBS   := -lutf8proc -ljansson -lopenblas -lcurl -lstreamvbyte -lz -lm
 
-C_SRC    := $(filter-out src/cli/main.c src/gpu/no_cuda.c,$(wildcard src/*/*.c))
+# (the CUDA build's loader, the CPU-only stand-in and bench-lmhead's CUDA half are chosen below)
+CUDA_HOST_SRC := src/gpu/cuda_loader.c src/gpu/no_cuda.c src/cli/bench_lmhead_cuda.c
+C_SRC    := $(filter-out src/cli/main.c $(CUDA_HOST_SRC),$(wildcard src/*/*.c))
 CU_SRC   := $(wildcard src/*/*.cu)
 
 ifneq ($(NVCC),)
@@ -33,11 +39,18 @@ CUDA_ARCH ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code
 NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextra -MMD -MP
 CFLAGS   += -DSPLADE_HAVE_CUDA -I$(CUDA_HOME)/include
-LDLIBS   += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt -lstdc++
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt -lstdc++
+# programs export splade_* for the .so to bind to (in LDLIBS: gpu.sh overrides LDFLAGS)
+LDLIBS   += -ldl -Wl,--dynamic-list=src/gpu/host_exports.list
+C_SRC    += src/gpu/cuda_loader.c
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
+CUDA_SO  := $(BUILD)/libsplade-cuda.so
+CUDA_SO_OBJ := $(CU_OBJ) $(BUILD)/obj-pic/src/cli/bench_lmhead_cuda.o
 else
 C_SRC    += src/gpu/no_cuda.c
 CU_OBJ   :=
+CUDA_SO  :=
+CUDA_SO_OBJ :=
 endif
 
 C_OBJ    := $(C_SRC:%.c=$(BUILD)/obj/%.o)
@@ -49,12 +62,14 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# tests and benches that call kernels or the CUDA runtime themselves: linked with the CUDA objects
+GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(findstring gpu,$(notdir $(p))),$(p)))
 
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev
 
 .PHONY: all deps check test bench models demo fuzz clean
-all: $(BUILD)/.deps-ok $(BIN)
+all: $(BUILD)/.deps-ok $(BIN) $(CUDA_SO)
 
 # Installs only what is missing, so repeated builds never touch apt.
 deps $(BUILD)/.deps-ok:
@@ -71,16 +86,33 @@ $(BUILD)/obj/%.o: %.cu | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(LIB): $(C_OBJ) $(CU_OBJ)
+# position-independent objects for the .so (the CUDA objects are built -fPIC already)
+$(BUILD)/obj-pic/%.o: %.c | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(LIB): $(C_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# -Bsymbolic: the .so's calls to its own entry points stay inside it (the program exports the
+# loader's forwarders of the same names); host symbols (splade_fail) resolve to the program's.
+$(CUDA_SO): $(CUDA_SO_OBJ)
+	$(CC) -shared -Wl,-Bsymbolic $(LDFLAGS) $^ -o $@ -ljansson $(CUDA_LIBS)
+
+# The GPU programs get the CUDA objects ahead of the library (so the loader is not pulled in)
+# and the CUDA libraries; the others find $(CUDA_SO) at run time.
+$(GPU_PROGS): $(CU_OBJ)
+$(GPU_PROGS): DIRECT_CUDA = $(CU_OBJ)
+$(GPU_PROGS): DIRECT_CUDA_LIBS = $(CUDA_LIBS)
+$(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY): | $(CUDA_SO)
 
 $(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) $< $(DIRECT_CUDA) $(LIB) -o $@ $(LDFLAGS) -lcmocka $(LDLIBS) $(DIRECT_CUDA_LIBS)
 
 # Fuzz targets linked with a plain replay driver: `make test` runs every seed and regression.
 $(BUILD)/fuzz/%: fuzz/%.c fuzz/driver.c $(LIB)
@@ -89,7 +121,7 @@ $(BUILD)/fuzz/%: fuzz/%.c fuzz/driver.c $(LIB)
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) $< $(DIRECT_CUDA) $(LIB) -o $@ $(LDFLAGS) $(LDLIBS) $(DIRECT_CUDA_LIBS)
 
 # The real test model (splade-tiny) into cache/; tests skip visibly without it.
 models:
@@ -119,7 +151,7 @@ demo: all models
 # libFuzzer (clang, CPU-only sources, ASan+UBSan): each target for FUZZ_SECONDS; new
 # inputs go to build-fuzz/corpus/<target>, crashes to build-fuzz/<target>-crash-*.
 FUZZ_SECONDS ?= 60
-FUZZ_LIB_SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+FUZZ_LIB_SRC := $(filter-out src/cli/main.c src/gpu/cuda_loader.c src/cli/bench_lmhead_cuda.c,$(wildcard src/*/*.c))
 fuzz: $(BUILD)/.deps-ok
 	@mkdir -p build-fuzz
 	@for f in $(FUZZ_SRC); do t=$$(basename $$f .c); n=$${t#fuzz_}; \
@@ -135,4 +167,4 @@ fuzz: $(BUILD)/.deps-ok
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(C_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(BUILD)/obj/src/cli/main.d $(TEST_BIN:=.d) $(BENCH_BIN:=.d)
+-include $(C_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(CUDA_SO_OBJ:.o=.d) $(BUILD)/obj/src/cli/main.d $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

@@ -29,8 +29,8 @@
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
 # CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_LAB=1 (kernel_lab
 # tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs:
-# PREBUILT=dir (carried binaries dir/splade-index, dir/tests/test_lmhead_gpu built here: no build when
-# they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
+# PREBUILT=dir (carried binaries dir/splade-index with dir/libsplade-cuda.so beside it — the binary
+# loads the GPU code from there —, dir/tests/test_lmhead_gpu built here: no build when they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
 # LAB_SPECS="B S V tile group ws;..." (ws: SPLADE_LMHEAD_WS, '-' = default), PEER_SCRIPT (a filtered
 # copy of the peer, e.g. .gpu/torch_lmhead_peer.py = its LM-head loop only).
 set -u

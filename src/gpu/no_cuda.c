@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu/loader.h"
 #include "splade.h"
 #include "splade/gpu.h"
 #include "splade/lmhead.h"
@@ -72,4 +73,10 @@ int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream)
 {
     (void)a, (void)stream;
     return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+void *splade_gpu_symbol(const char *name)
+{
+    splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support (%s)", name);
+    return NULL;
 }
