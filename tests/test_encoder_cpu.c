@@ -18,6 +18,7 @@
 #include "splade/encoder.h"
 #include "splade/gpu.h"
 #include "splade/model.h"
+#include "gpu_random_model.h"
 
 #define TOL 1e-4
 
@@ -391,13 +392,62 @@ static void test_batch_memory_cap(void **state)
     splade_model_free(m);
 }
 
+static int same_vectors(const splade_sparse *a, const splade_sparse *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].n != b[i].n || memcmp(a[i].terms, b[i].terms, (size_t)a[i].n * sizeof *a[i].terms) ||
+            memcmp(a[i].weights, b[i].weights, (size_t)a[i].n * sizeof *a[i].weights))
+            return 0;
+    return 1;
+}
+
+/* Encodes the batch with `threads` threads, batches of `batch`, into out[n]. */
+static void encode_ids_with(const splade_model *m, int threads, int batch, const int32_t *ids, const int32_t *off,
+                            int n, splade_sparse *out)
+{
+    splade_encoder *e = cpu_encoder(m, threads, batch);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, n, out), SPLADE_OK);
+    splade_encoder_free(e);
+}
+
+/* --threads never changes a vector, bit for bit (issue 9, item 9): a random model whose widths
+ * are not multiples of 128 (column units with tails), a batch over 4 row blocks (whole-row
+ * units), a lone long sequence (row x column units) and short ones (the few-rows path). */
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    splade_model m;
+    memset(&m, 0, sizeof m);
+    m.cfg = rm_config(3001, 192, 2, 3, 704, 512, 0);
+    assert_int_equal(rm_build(&m, 99), 0);
+    static const int lens[] = {300, 257, 131, 100, 65, 64, 40, 9, 3, 2};
+    enum { N = sizeof lens / sizeof *lens };
+    int32_t *ids, *off;
+    rm_make_batch(lens, N, m.cfg.vocab_size, 5, &ids, &off);
+    for (int batch = 1; batch <= N; batch += N - 1) {
+        splade_sparse one[N], more[N];
+        encode_ids_with(&m, 1, batch, ids, off, N, one);
+        for (int threads = 2; threads <= 3; threads++) {
+            encode_ids_with(&m, threads, batch, ids, off, N, more);
+            if (!same_vectors(one, more, N))
+                fail_msg("batch %d: %d threads give other vectors than 1 thread", batch, threads);
+            for (int i = 0; i < N; i++)
+                splade_sparse_free(&more[i]);
+        }
+        for (int i = 0; i < N; i++)
+            splade_sparse_free(&one[i]);
+    }
+    free(ids), free(off);
+    rm_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_ids),  cmocka_unit_test(test_tiny_text),    cmocka_unit_test(test_rand_ids),
         cmocka_unit_test(test_rand_text), cmocka_unit_test(test_rand_f16_ids), cmocka_unit_test(test_edge_texts),
         cmocka_unit_test(test_options),   cmocka_unit_test(test_devices),
-        cmocka_unit_test(test_batch_memory_cap),
+        cmocka_unit_test(test_batch_memory_cap), cmocka_unit_test(test_threads_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
