@@ -9,6 +9,7 @@
 #include "encoder/rowops_cpu.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,16 +57,20 @@ static void blas_nt(const float *A, int32_t M, int32_t K, const float *W, const 
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 
-static int usable = -1; /* -1: decide on first use */
+/* Decided once per process (pthread_once: the team's threads all ask at their first GEMM). */
+static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
+static int usable;
+
+static void decide_usable(void)
+{
+    const char *e = getenv("SPLADE_GEMM_CPU");
+    usable = !(e && !strcmp(e, "blas")) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+}
 
 int splade_gemm_avx512_usable(void)
 {
-    if (usable < 0) {
-        const char *e = getenv("SPLADE_GEMM_CPU");
-        usable = !(e && !strcmp(e, "blas")) && __builtin_cpu_supports("avx512f") &&
-                 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                 __builtin_cpu_supports("fma");
-    }
+    pthread_once(&usable_once, decide_usable);
     return usable;
 }
 
