@@ -441,6 +441,48 @@ static void test_threads_identical(void **state)
     rm_free(&m);
 }
 
+/* The CPU's memory cap (issue 9, item 11) runs a batch in parts that fit it: a cap of one byte
+ * runs every sequence alone (the vectors of batches of one, bit for bit) and gives the same
+ * vectors as no cap (same terms; the packed shapes differ, so weights may move by rounding). */
+static void test_cpu_batch_bytes(void **state)
+{
+    (void)state;
+    splade_model m;
+    memset(&m, 0, sizeof m);
+    m.cfg = rm_config(3001, 192, 2, 3, 704, 512, 0);
+    assert_int_equal(rm_build(&m, 98), 0);
+    static const int lens[] = {300, 257, 131, 100, 65, 64, 40, 9, 3, 2};
+    enum { N = sizeof lens / sizeof *lens };
+    int32_t *ids, *off;
+    rm_make_batch(lens, N, m.cfg.vocab_size, 6, &ids, &off);
+    splade_sparse whole[N], parts[N];
+    splade_encoder_opts o = {.device = SPLADE_DEVICE_CPU, .threads = 2, .batch_size = N, .quiet = 1,
+                             .cpu_batch_bytes = SIZE_MAX};
+    splade_encoder *e;
+    assert_int_equal(splade_encoder_create(&m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, whole), SPLADE_OK);
+    splade_encoder_free(e);
+    o.cpu_batch_bytes = 1;
+    assert_int_equal(splade_encoder_create(&m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, parts), SPLADE_OK);
+    splade_encoder_free(e);
+    splade_sparse alone[N]; /* batches of one: what a one-byte cap must run, bit for bit */
+    encode_ids_with(&m, 2, 1, ids, off, N, alone);
+    if (!same_vectors(parts, alone, N))
+        fail_msg("a one-byte cap did not run every sequence alone");
+    for (int i = 0; i < N; i++) {
+        splade_sparse_free(&alone[i]);
+        assert_int_equal(whole[i].n, parts[i].n);
+        for (int j = 0; j < whole[i].n; j++) {
+            assert_int_equal(whole[i].terms[j], parts[i].terms[j]);
+            assert_float_equal(whole[i].weights[j], parts[i].weights[j], 1e-5);
+        }
+        splade_sparse_free(&whole[i]), splade_sparse_free(&parts[i]);
+    }
+    free(ids), free(off);
+    rm_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_rand_text), cmocka_unit_test(test_rand_f16_ids), cmocka_unit_test(test_edge_texts),
         cmocka_unit_test(test_options),   cmocka_unit_test(test_devices),
         cmocka_unit_test(test_batch_memory_cap), cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_cpu_batch_bytes),
     };
     /* `make test`'s ThreadSanitizer run leaves out the slowest golden tests (a glob on the names):
      * they run the same threaded code as the others, ~10x slower under TSan */
