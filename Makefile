@@ -3,7 +3,8 @@
 # the Debian packages the build needs (only those missing).
 #
 # Knobs: NO_CUDA=1 forces a CPU-only build; CUDA_ARCH overrides the GPU targets;
-# SAN=1 builds with AddressSanitizer + UBSan into build-san/.
+# SAN=1 builds with AddressSanitizer + UBSan into build-san/; TSAN=1 with ThreadSanitizer into
+# build-tsan/ (CPU only; `make test` runs the threaded tests there, TSAN_TESTS / TSAN_CLI).
 #
 # CUDA build: every .cu file goes into build/libsplade-cuda.so (with cuBLAS, cuBLASLt and the
 # CUDA runtime), which the binary loads only when a GPU path runs (src/gpu/cuda_loader.c); keep
@@ -14,6 +15,10 @@ CUDA_HOME ?= /usr/local/cuda
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
 ifeq ($(NO_CUDA),1)
 NVCC :=
+endif
+ifeq ($(TSAN),1)
+BUILD    ?= build-tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 endif
 ifeq ($(SAN),1)
 BUILD    ?= build-san
@@ -68,7 +73,7 @@ GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(findstring gpu,$(notdir
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev
 
-.PHONY: all deps check test bench models demo fuzz clean
+.PHONY: all deps check test tsan-check bench models demo fuzz clean
 all: $(BUILD)/.deps-ok $(BIN) $(CUDA_SO)
 
 # Installs only what is missing, so repeated builds never touch apt.
@@ -132,13 +137,23 @@ models:
 check: all $(TEST_BIN) $(FUZZ_REPLAY) models
 	@BUILD=$(BUILD) sh tests/run.sh
 
-ifeq ($(SAN),1)
+# The tests that run threads (the CPU team, the encoder, parallel inversion, batch queries), under
+# ThreadSanitizer: `make test`'s third part. TSan slows them ~5-15x, hence a subset of the suite.
+TSAN_TESTS := test_cpu_team test_encoder_cpu test_index test_model
+TSAN_CLI   := test_threads_deterministic test_index_vectors
+tsan-check: all $(TSAN_TESTS:%=$(BUILD)/tests/%) models
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp $(TSAN_OPTIONS)" \
+	  SPLADE_TEST_SKIP="test_tiny_*" BUILD=$(BUILD) CLI_TESTS="$(TSAN_CLI:%=tests/cli/%.sh)" sh tests/run.sh
+
+ifneq ($(filter 1,$(SAN) $(TSAN)),)
 test: check
 else
 test: check
 	@echo "== the same suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 BUILD=$(BUILD)-san check
-	@cat $(BUILD)/test-counts $(BUILD)-san/test-counts | \
+	@echo "== the threaded tests under ThreadSanitizer"
+	@$(MAKE) --no-print-directory TSAN=1 NO_CUDA=1 BUILD=$(BUILD)-tsan tsan-check
+	@cat $(BUILD)/test-counts $(BUILD)-san/test-counts $(BUILD)-tsan/test-counts | \
 	  awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "all: %d passed, %d failed, %d skipped\n", p, f, s}'
 endif
 
@@ -165,6 +180,6 @@ fuzz: $(BUILD)/.deps-ok
 	done
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-tsan build-fuzz
 
 -include $(C_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(CUDA_SO_OBJ:.o=.d) $(BUILD)/obj/src/cli/main.d $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs every cmocka test binary and every CLI test script, then prints one closing line
 # "tests: N passed, N failed, N skipped" (cmocka's own summaries stay above it).
+# CLI_TESTS (optional): the CLI scripts to run instead of all of tests/cli/ (the TSan subset).
 BUILD=${BUILD:-build}
 pass=0; fail=0; skip=0; broken=""
 count() { grep -E "^\[ *$1 *\] [0-9]+ test" "$2" | sed -E 's/.*\] ([0-9]+) test.*/\1/' | awk '{s+=$1} END {print s+0}'; }
@@ -23,7 +24,7 @@ for t in "$BUILD"/fuzz/fuzz_*; do
     echo "== $t"
     if $t $inputs; then pass=$((pass + 1)); else fail=$((fail + 1)); broken="$broken $t"; fi
 done
-for t in tests/cli/test_*.sh; do
+for t in ${CLI_TESTS:-tests/cli/test_*.sh}; do
     [ -f "$t" ] || continue
     echo "== $t"
     BUILD=$BUILD sh "$t" >"$log" 2>&1; rc=$?

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "encoder/gemm_cpu.h"
+#include "encoder/rowops_cpu.h"
 
 static uint32_t rng = 2463534242u;
 
@@ -113,12 +114,59 @@ static void test_auto_and_empty(void **state)
     assert_int_equal(splade_gemm_auto_path(4096), SPLADE_GEMM_BLAS);
 }
 
+/* All members of a team of n, one after the other, into C [M, N]. */
+static void share_all(int n, const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N,
+                      float *C, int flags, float *scratch)
+{
+    for (int tid = 0; tid < n; tid++)
+        splade_gemm_nt_share(A, M, K, W, bias, N, C, flags, scratch, tid, n);
+}
+
+/* The team split covers every element once (the plain call's result within rounding, GELU and
+ * the residual applied once) and gives the same bits for 1 to 5 members: few rows, a few row
+ * blocks (row x column units), many (whole-row units), widths with tails. */
+static void test_share_same_bits(void **state)
+{
+    (void)state;
+    static const int32_t ms[] = {1, 40, 64, 65, 300, 700}, ns[] = {1, 72, 200};
+    const int32_t K = 33;
+    float *scratch = aligned_alloc(64, splade_gemm_scratch_floats(K) * sizeof(float));
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+            for (int flags = 0; flags <= (SPLADE_GEMM_ACCUM | SPLADE_GEMM_GELU); flags++) {
+                const int32_t M = ms[i], N = ns[j];
+                const size_t mn = (size_t)M * N;
+                float *A = rand_buf((size_t)M * K), *W = rand_buf((size_t)N * K), *bias = rand_buf((size_t)N);
+                float *C0 = rand_buf(mn), *one = malloc(mn * sizeof *one), *more = malloc(mn * sizeof *more);
+                float *ref = malloc(mn * sizeof *ref);
+                memcpy(ref, C0, mn * sizeof *ref);
+                splade_gemm_nt(SPLADE_GEMM_AUTO, A, M, K, W, bias, 0, N, ref, N, flags & SPLADE_GEMM_ACCUM, scratch);
+                if (flags & SPLADE_GEMM_GELU)
+                    splade_gelu(ref, (int32_t)mn);
+                memcpy(one, C0, mn * sizeof *one);
+                share_all(1, A, M, K, W, bias, N, one, flags, scratch);
+                for (size_t e = 0; e < mn; e++)
+                    if (fabsf(one[e] - ref[e]) > 1e-5f * (1.0f + fabsf(ref[e])))
+                        fail_msg("M=%d N=%d flags %d: element %zu is %.9g, the plain call %.9g", (int)M, (int)N,
+                                 flags, e, one[e], ref[e]);
+                for (int n = 2; n <= 5; n++) {
+                    memcpy(more, C0, mn * sizeof *more);
+                    share_all(n, A, M, K, W, bias, N, more, flags, scratch);
+                    if (memcmp(one, more, mn * sizeof *one))
+                        fail_msg("M=%d N=%d flags %d: %d members give other bits than 1", (int)M, (int)N, flags, n);
+                }
+                free(A), free(W), free(bias), free(C0), free(one), free(more), free(ref);
+            }
+    free(scratch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_avx512),
         cmocka_unit_test(test_generic),
         cmocka_unit_test(test_auto_and_empty),
+        cmocka_unit_test(test_share_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,13 @@ typedef struct {
                                     sparsifies it there (the path before issue #3's compaction);
                                     0 (default): the GPU compacts it and only the nonzeros cross
                                     (splade_gpu_encoder_forward_sparse). Same vectors bit for bit */
+    size_t cpu_batch_bytes;      /* CPU only: a forward's activations plus its [batch, vocab] output
+                                    stay under this many bytes (a batch is run in consecutive parts,
+                                    at least one sequence each); 0: SPLADE_CPU_BATCH_BYTES */
 } splade_encoder_opts;
+
+/* The CPU's default memory cap per forward (cpu_batch_bytes = 0): 256 MiB. */
+#define SPLADE_CPU_BATCH_BYTES ((size_t)256 << 20)
 
 typedef struct splade_encoder splade_encoder;
 

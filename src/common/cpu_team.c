@@ -113,12 +113,14 @@ static void after_fork_child(void)
     pool.nworkers = 0;
 }
 
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void set_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
 /* Grows the pool to n - 1 workers where it can (detached: they live as long as the process). */
 static void grow(int n)
 {
-    static int atfork_set;
-    if (!atfork_set)
-        atfork_set = pthread_atfork(NULL, NULL, after_fork_child) == 0;
+    pthread_once(&atfork_once, set_atfork);
     while (pool.nworkers < n - 1) {
         pthread_t t;
         pool.born[pool.nworkers + 1] = atomic_load_explicit(&pool.gen, memory_order_relaxed);

@@ -188,6 +188,44 @@ static int forward_tail(splade_encoder *e, const int32_t *ids, const int32_t *of
     return rc;
 }
 
+/* Bytes a CPU forward of sequences [0, n) takes beyond the weights: the activations (x, q, k, v,
+ * context, residual: 6 x hidden, and the FFN's intermediate, fp32 per token; forward_cpu.c) and
+ * the [n, vocab] output. */
+static size_t cpu_forward_bytes(const splade_config *c, const int32_t *offsets, int32_t n)
+{
+    return sizeof(float) * ((size_t)(offsets[n] - offsets[0]) * (6 * (size_t)c->hidden_size + c->intermediate_size) +
+                            (size_t)n * c->vocab_size);
+}
+
+/* How many sequences from the first fit the CPU's cap (at least one). */
+static int32_t cpu_fit(const splade_encoder *e, const int32_t *offsets, int32_t B)
+{
+    const size_t cap = e->o.cpu_batch_bytes ? e->o.cpu_batch_bytes : SPLADE_CPU_BATCH_BYTES;
+    int32_t n = 1;
+    while (n < B && cpu_forward_bytes(&e->m->cfg, offsets, n + 1) <= cap)
+        n++;
+    return n;
+}
+
+/* A CPU batch over the memory cap, in consecutive parts that fit it (`--batch 1500` took 2.2 GB).
+ * Sequences are independent; the parts' packed shapes differ, so a weight may move by ~1e-7. */
+static int forward_cpu_parts(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B,
+                             batch_out *bo, splade_sparse *vecs)
+{
+    int32_t *rebased = malloc((size_t)(B + 1) * sizeof *rebased);
+    if (!rebased)
+        return splade_fail(SPLADE_ERR_NOMEM, "encoder batch split");
+    int rc = SPLADE_OK;
+    for (int32_t s = 0, n; !rc && s < B; s += n) {
+        n = cpu_fit(e, offsets + s, B - s);
+        for (int32_t b = 0; b <= n; b++)
+            rebased[b] = offsets[s + b] - offsets[s];
+        rc = forward(e, ids + offsets[s], rebased, n, bo, vecs + s);
+    }
+    free(rebased);
+    return rc;
+}
+
 /* One packed batch -> vecs[0 .. B). Out of memory: halve the batch and retry each half, down to
  * one sequence; only a single sequence that still does not fit is an error (or, under AUTO on
  * the GPU, a move to the CPU). Sequences are independent, so the output is identical. On an
@@ -195,6 +233,8 @@ static int forward_tail(splade_encoder *e, const int32_t *ids, const int32_t *of
 static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo,
                    splade_sparse *vecs)
 {
+    if (e->dev == SPLADE_DEVICE_CPU && cpu_fit(e, offsets, B) < B)
+        return forward_cpu_parts(e, ids, offsets, B, bo, vecs);
     int rc = gpu_sparse_out(e) ? SPLADE_OK : ensure_dense(e, bo, B);
     if (rc)
         return rc;

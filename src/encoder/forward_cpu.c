@@ -1,8 +1,9 @@
 /* BERT (post-LayerNorm) forward in fp32 over packed sequences. Mirrors transformers'
  * BertForMaskedLM in eval mode so outputs agree to ~1e-5. The layers run on a thread team
- * (cpu_team.c) that splits each GEMM's output columns, the attention (sequence, head) pairs
- * and the LayerNorm rows; GEMMs go through gemm_cpu.c (AVX-512 kernel for few rows,
- * OpenBLAS for many). */
+ * (cpu_team.c) that shares each GEMM's fixed grid of units, the attention (sequence, head)
+ * pairs and the LayerNorm rows; GEMMs go through gemm_cpu.c (AVX-512 kernel for few rows,
+ * OpenBLAS for many). Every output element is computed the same way whatever the thread
+ * count, so `--threads` never changes a vector (tests/cli/test_threads_deterministic.sh). */
 #include "encoder/forward_cpu.h"
 #include "splade.h"
 #include "splade/lmhead.h"
@@ -30,19 +31,15 @@ typedef struct {
     workspace *w;
 } fwd;
 
-enum { COL_ALIGN = SPLADE_GEMM_UNIT }; /* column splits: same results on any thread count */
+enum { COL_ALIGN = SPLADE_GEMM_UNIT }; /* column splits of plain copies */
 
-/* This thread's columns of y = x W^T + b (+ y when accumulate), then GELU on them if asked. */
+/* This thread's share of y = x W^T + b (+ y with SPLADE_GEMM_ACCUM; GELU with SPLADE_GEMM_GELU):
+ * a fixed grid of units, hence the same bits on any thread count (gemm_cpu.h). */
 static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,
-                        const float *b, int32_t N, float *y, int flags, int act_gelu)
+                        const float *b, int32_t N, float *y, int flags)
 {
-    int n0, n1;
-    splade_team_split(tid, splade_team_size(t), N, COL_ALIGN, &n0, &n1);
-    splade_gemm_nt(SPLADE_GEMM_AUTO, x, f->T, K, W, b, n0, n1, y, N, flags,
-                   f->w->scratch + (size_t)tid * f->w->per_thread);
-    if (act_gelu)
-        for (int32_t r = 0; r < f->T; r++)
-            splade_gelu(y + (size_t)r * N + n0, n1 - n0);
+    splade_gemm_nt_share(x, f->T, K, W, b, N, y, flags, f->w->scratch + (size_t)tid * f->w->per_thread, tid,
+                         splade_team_size(t));
 }
 
 /* This thread's columns of dst = src (the residual the next GEMM accumulates onto). */
@@ -82,21 +79,21 @@ static void layer(const fwd *f, const splade_layer *p, int tid, splade_team *t)
 {
     const int32_t H = f->m->cfg.hidden_size, F = f->m->cfg.intermediate_size;
     workspace *w = f->w;
-    linear_part(f, tid, t, w->x, H, p->q_w, p->q_b, H, w->q, 0, 0);
-    linear_part(f, tid, t, w->x, H, p->k_w, p->k_b, H, w->k, 0, 0);
-    linear_part(f, tid, t, w->x, H, p->v_w, p->v_b, H, w->v, 0, 0);
+    linear_part(f, tid, t, w->x, H, p->q_w, p->q_b, H, w->q, 0);
+    linear_part(f, tid, t, w->x, H, p->k_w, p->k_b, H, w->k, 0);
+    linear_part(f, tid, t, w->x, H, p->v_w, p->v_b, H, w->v, 0);
     splade_team_barrier(t);
     attention_part(f, tid, t);
     copy_cols(f, tid, t, w->x, w->tmp, H); /* residual */
     splade_team_barrier(t);
-    linear_part(f, tid, t, w->ctx, H, p->attn_out_w, p->attn_out_b, H, w->tmp, SPLADE_GEMM_ACCUM, 0);
+    linear_part(f, tid, t, w->ctx, H, p->attn_out_w, p->attn_out_b, H, w->tmp, SPLADE_GEMM_ACCUM);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, w->tmp, p->ln1_g, p->ln1_b);
     splade_team_barrier(t);
-    linear_part(f, tid, t, w->tmp, H, p->ffn_in_w, p->ffn_in_b, F, w->ffn, 0, 1);
+    linear_part(f, tid, t, w->tmp, H, p->ffn_in_w, p->ffn_in_b, F, w->ffn, SPLADE_GEMM_GELU);
     copy_cols(f, tid, t, w->tmp, w->x, H); /* residual */
     splade_team_barrier(t);
-    linear_part(f, tid, t, w->ffn, F, p->ffn_out_w, p->ffn_out_b, H, w->x, SPLADE_GEMM_ACCUM, 0);
+    linear_part(f, tid, t, w->ffn, F, p->ffn_out_w, p->ffn_out_b, H, w->x, SPLADE_GEMM_ACCUM);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, w->x, p->ln2_g, p->ln2_b);
     splade_team_barrier(t);
@@ -132,7 +129,7 @@ static int forward_team(void *ctx, int tid, splade_team *t)
     splade_team_barrier(t);
     for (int32_t l = 0; l < m->cfg.num_layers; l++)
         layer(f, &m->layers[l], tid, t);
-    linear_part(f, tid, t, f->w->x, H, m->mlm_dense_w, m->mlm_dense_b, H, f->w->q, 0, 1);
+    linear_part(f, tid, t, f->w->x, H, m->mlm_dense_w, m->mlm_dense_b, H, f->w->q, SPLADE_GEMM_GELU);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, f->w->q, m->mlm_ln_g, m->mlm_ln_b);
     return SPLADE_OK;

@@ -5,8 +5,11 @@
  * software prefetch (8 row streams at stride K defeat the hardware prefetcher).
  * The generic path (and large M, where packing is amortised) is single-threaded OpenBLAS. */
 #include "encoder/gemm_cpu.h"
+#include "common/cpu_team.h"
+#include "encoder/rowops_cpu.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,16 +57,20 @@ static void blas_nt(const float *A, int32_t M, int32_t K, const float *W, const 
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 
-static int usable = -1; /* -1: decide on first use */
+/* Decided once per process (pthread_once: the team's threads all ask at their first GEMM). */
+static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
+static int usable;
+
+static void decide_usable(void)
+{
+    const char *e = getenv("SPLADE_GEMM_CPU");
+    usable = !(e && !strcmp(e, "blas")) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+}
 
 int splade_gemm_avx512_usable(void)
 {
-    if (usable < 0) {
-        const char *e = getenv("SPLADE_GEMM_CPU");
-        usable = !(e && !strcmp(e, "blas")) && __builtin_cpu_supports("avx512f") &&
-                 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                 __builtin_cpu_supports("fma");
-    }
+    pthread_once(&usable_once, decide_usable);
     return usable;
 }
 
@@ -277,4 +284,52 @@ void splade_gemm_nt(splade_gemm_path path, const float *A, int32_t M, int32_t K,
         avx512_nt(A, M, K, W, bias, n0, n1, C, ldc, flags, scratch);
     else
         blas_nt(A, M, K, W, bias, n0, n1, C, ldc, flags);
+}
+
+/* Units per row block: while the row blocks are few, 64-column units too, so that a team has
+ * enough units to share; beyond, whole rows (64-column calls repack A per call: up to 2x
+ * slower on a [4096 x 128] x [128 x 512] product). A function of M and N only. */
+enum { FEW_ROW_BLOCKS = 4 };
+
+typedef struct {
+    int32_t rows, cols, n_row, n_col;
+} unit_grid;
+
+static unit_grid grid_for(int32_t M, int32_t N)
+{
+    unit_grid g;
+    g.rows = M <= SPLADE_GEMM_SMALL_M ? M : SPLADE_GEMM_ROW_UNIT;
+    g.n_row = (M + g.rows - 1) / g.rows;
+    g.cols = M > SPLADE_GEMM_SMALL_M && g.n_row > FEW_ROW_BLOCKS ? N : SPLADE_GEMM_UNIT;
+    g.n_col = (N + g.cols - 1) / g.cols;
+    return g;
+}
+
+void splade_gemm_nt_share(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N,
+                          float *C, int flags, float *scratch, int tid, int nthreads)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    const unit_grid g = grid_for(M, N);
+    const splade_gemm_path path = splade_gemm_auto_path(M);
+    int u, u1;
+    splade_team_split(tid, nthreads, g.n_row * g.n_col, 1, &u, &u1);
+    while (u < u1) {
+        const int32_t r0 = u / g.n_col * g.rows, rows = M - r0 < g.rows ? M - r0 : g.rows;
+        int end = u + 1;
+        /* Few rows: both kernels give each column the same bits whatever the call's column range
+         * (blas_nt cuts it at absolute 64-column units), so a run of units is one call (one
+         * transpose of A on the AVX-512 path). */
+        if (rows <= SPLADE_GEMM_SMALL_M)
+            while (end < u1 && end / g.n_col == u / g.n_col)
+                end++;
+        const int32_t c0 = u % g.n_col * g.cols, c_end = ((end - 1) % g.n_col + 1) * g.cols;
+        const int32_t c1 = c_end < N ? c_end : N;
+        float *c = C + (size_t)r0 * N;
+        splade_gemm_nt(path, A + (size_t)r0 * K, rows, K, W, bias, c0, c1, c, N, flags & SPLADE_GEMM_ACCUM, scratch);
+        if (flags & SPLADE_GEMM_GELU)
+            for (int32_t i = 0; i < rows; i++)
+                splade_gelu(c + (size_t)i * N + c0, c1 - c0);
+        u = end;
+    }
 }

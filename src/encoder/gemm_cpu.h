@@ -10,12 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { SPLADE_GEMM_ACCUM = 1 }; /* add into C (a residual already there) instead of overwriting */
+enum {
+    SPLADE_GEMM_ACCUM = 1, /* add into C (a residual already there) instead of overwriting */
+    SPLADE_GEMM_GELU = 2,  /* splade_gemm_nt_share: exact GELU on each finished unit */
+};
 
 /* AUTO takes the AVX-512 kernel up to SMALL_M rows; above, OpenBLAS's packing pays for itself
  * (both run ~100 GFLOP/s/core at 1024 rows). Callers splitting N across threads should split on
  * multiples of UNIT: the results are then the same bits whatever the thread count. */
 enum { SPLADE_GEMM_SMALL_M = 64, SPLADE_GEMM_UNIT = 64 };
+
+/* Above SMALL_M rows, units of ROW_UNIT rows (see splade_gemm_nt_share). */
+enum { SPLADE_GEMM_ROW_UNIT = 128 };
 
 typedef enum { SPLADE_GEMM_AUTO = 0, SPLADE_GEMM_AVX512 = 1, SPLADE_GEMM_BLAS = 2 } splade_gemm_path;
 
@@ -28,6 +34,15 @@ void splade_gemm_nt(splade_gemm_path path, const float *A, int32_t M, int32_t K,
                     const float *bias, int32_t n0, int32_t n1, float *C, int32_t ldc, int flags, float *scratch);
 
 size_t splade_gemm_scratch_floats(int32_t K);
+
+/* Member tid of a team of nthreads computes its share of C = A·Wᵀ + bias, all N columns
+ * (row stride N), flags ACCUM and/or GELU. The work is a grid of units at absolute offsets
+ * that depends on M and N only (few rows: 64-column units; many rows: ROW_UNIT-row blocks, of
+ * 64 columns while they are few); each unit is one fixed sequence of kernel calls, so every
+ * element of C has the same bits whatever the thread count (OpenBLAS's summation order
+ * depends on the call's shape). Members take contiguous runs of units. */
+void splade_gemm_nt_share(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N,
+                          float *C, int flags, float *scratch, int tid, int nthreads);
 
 /* 1 when this CPU runs the AVX-512 kernel (and $SPLADE_GEMM_CPU is not "blas"). */
 int splade_gemm_avx512_usable(void);

@@ -151,15 +151,16 @@ static int head_member(void *ctx, int tid, splade_team *t)
     return j.rc;
 }
 
-/* Runs the tiles on a team of nthreads (this thread included; pooled threads, see cpu_team.c). */
+/* Runs the tiles on a team of nthreads (this thread included; pooled threads, see cpu_team.c).
+ * OpenBLAS runs single-threaded inside it even for a team of one: its own threading splits a
+ * tile's gemm by the thread count, which changed the logits' last bits between --threads 1
+ * and 2. */
 static int run_tiles(head_job *base, int nthreads)
 {
     int saved = openblas_get_num_threads();
-    if (nthreads > 1)
-        openblas_set_num_threads(1);
+    openblas_set_num_threads(1);
     int rc = splade_team_run(nthreads, head_member, base);
-    if (nthreads > 1)
-        openblas_set_num_threads(saved);
+    openblas_set_num_threads(saved);
     return rc ? splade_fail(rc, "splade_lmhead_cpu: %d x %d tile", ROW_CAP, VT) : SPLADE_OK;
 }
 

@@ -9,18 +9,26 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
-static int force_blas = -1; /* -1: decide from the environment on first use */
+/* $SPLADE_LMHEAD_CPU, read once per process (pthread_once: every member of a team asks). */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_blas;
+static atomic_int forced_blas; /* splade_lmhead_cpu_force_blas (tests) */
 
-void splade_lmhead_cpu_force_blas(int on) { force_blas = on; }
+static void read_env(void)
+{
+    const char *e = getenv("SPLADE_LMHEAD_CPU");
+    env_blas = e && !strcmp(e, "blas");
+}
+
+void splade_lmhead_cpu_force_blas(int on) { atomic_store(&forced_blas, on != 0); }
 
 int splade_lmhead_cpu_avx512_usable(void)
 {
-    if (force_blas < 0) {
-        const char *e = getenv("SPLADE_LMHEAD_CPU");
-        force_blas = e && !strcmp(e, "blas");
-    }
-    return !force_blas && __builtin_cpu_supports("avx512f");
+    pthread_once(&env_once, read_env);
+    return !env_blas && !atomic_load_explicit(&forced_blas, memory_order_relaxed) && __builtin_cpu_supports("avx512f");
 }
 
 #define ACC8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)

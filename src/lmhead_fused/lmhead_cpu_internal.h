@@ -7,7 +7,7 @@
 /* 1 when this CPU runs the AVX-512 kernel (and $SPLADE_LMHEAD_CPU is not "blas"). */
 int splade_lmhead_cpu_avx512_usable(void);
 
-/* Tests: 1 forces the OpenBLAS path, 0 restores automatic choice. */
+/* Tests: 1 forces the OpenBLAS path, 0 restores the automatic choice ($SPLADE_LMHEAD_CPU, the CPU). */
 void splade_lmhead_cpu_force_blas(int on);
 
 /* dst[v] = max(dst[v], max over the n (<= 32) rows s of Ht·W[v]) for v < vt. Ht is the

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+
+#include <pthread.h>
 
 #include <cuda.h>
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
@@ -42,7 +45,7 @@ __global__ void lmhead_wgmma_probe_kernel(int *flag)
 namespace {
 
 struct DevInfo {
-    int ready, sms, major, wgmma, mma_blocks, l2;
+    int sms, major, wgmma, mma_blocks, l2;
     int tma; /* the TMA kernel can run: wgmma code present and cuTensorMapEncodeTiled found */
 };
 
@@ -52,20 +55,24 @@ constexpr int kTileBM[] = {128, 192, 256, 192, 128, 256}, kTileBN[] = {256, 256,
 
 /* The driver's tensor-map encoder, fetched through the runtime so that no -lcuda is needed. */
 PFN_cuTensorMapEncodeTiled_v12000 g_encode_tiled = nullptr;
+pthread_once_t g_encode_once = PTHREAD_ONCE_INIT;
 
-int find_encoder()
+void look_up_encoder()
 {
-    if (g_encode_tiled)
-        return 1;
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
         q != cudaDriverEntryPointSuccess || !fn) {
         cudaGetLastError();
-        return 0;
+        return;
     }
     g_encode_tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-    return 1;
+}
+
+int find_encoder()
+{
+    pthread_once(&g_encode_once, look_up_encoder);
+    return g_encode_tiled != nullptr;
 }
 
 /* A [rows, cols] bf16 row-major matrix as a 2-D tensor map with boxes of 64 columns x box_rows,
@@ -175,7 +182,64 @@ int ws_lag()
     const char *e = getenv("SPLADE_LMHEAD_WS_LAG");
     return e && atoi(e) == 1 ? 1 : 2;
 }
-DevInfo g_dev[64];
+
+/* What the planner needs of a device, filled once per device (pthread_once: encoders on several
+ * threads may plan at the same time). A failure is kept too: the device cannot run the head. */
+struct DevSlot {
+    pthread_once_t once = PTHREAD_ONCE_INIT;
+    int rc = 0;
+    char err[512] = {};
+    DevInfo info{};
+};
+DevSlot g_dev[64];
+thread_local int t_filling; /* the device fill_slot fills: pthread_once runs it on this thread */
+
+int fill_dev_info(int dev, DevInfo *out)
+{
+    DevInfo t{};
+    CUDA_TRY(cudaDeviceGetAttribute(&t.sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_TRY(cudaDeviceGetAttribute(&t.major, cudaDevAttrComputeCapabilityMajor, dev));
+    if (t.major < 8)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: device %d has compute capability %d.x; "
+                           "the fused head needs 8.0+ (bf16 tensor cores)", dev, t.major);
+    t.wgmma = 0;
+    if (t.major == 9) {
+        int *flag = nullptr, h = 0;
+        CUDA_TRY(cudaMalloc(&flag, sizeof(int)));
+        lmhead_wgmma_probe_kernel<<<1, 1>>>(flag);
+        cudaError_t e1 = cudaGetLastError();
+        cudaError_t e2 = e1 == cudaSuccess ? cudaMemcpy(&h, flag, sizeof h, cudaMemcpyDeviceToHost) : e1;
+        cudaFree(flag);
+        CUDA_TRY(e2);
+        t.wgmma = h;
+    }
+    CUDA_TRY(cudaFuncSetAttribute(lmhead_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM));
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&t.mma_blocks, lmhead_mma_kernel, MMA_THREADS,
+                                                           MMA_SMEM));
+    if (t.mma_blocks < 1)
+        t.mma_blocks = 1;
+    CUDA_TRY(cudaDeviceGetAttribute(&t.l2, cudaDevAttrL2CacheSize, dev));
+    if (t.wgmma) {
+        t.tma = find_encoder();
+        int st;
+        if (t.tma && ((st = tma_set_smem<1, 256>()) || (st = tma_set_smem<2, 128>())))
+            return st;
+        if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()) ||
+            (st = wg_set_smem<3, 1, 256, true>()) || (st = ws_set_smem<2, 1, 256>()) ||
+            (st = ws_set_smem<2, 2, 128>()))
+            return st;
+    }
+    *out = t;
+    return SPLADE_OK;
+}
+
+void fill_slot()
+{
+    DevSlot *s = &g_dev[t_filling];
+    s->rc = fill_dev_info(t_filling, &s->info);
+    if (s->rc)
+        snprintf(s->err, sizeof s->err, "%s", splade_error_detail());
+}
 
 int dev_info(DevInfo **out)
 {
@@ -183,45 +247,11 @@ int dev_info(DevInfo **out)
     CUDA_TRY(cudaGetDevice(&dev));
     if (dev < 0 || dev >= 64)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: device index %d out of range", dev);
-    DevInfo *d = &g_dev[dev];
-    if (!d->ready) {
-        DevInfo t{};
-        CUDA_TRY(cudaDeviceGetAttribute(&t.sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_TRY(cudaDeviceGetAttribute(&t.major, cudaDevAttrComputeCapabilityMajor, dev));
-        if (t.major < 8)
-            return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: device %d has compute capability %d.x; "
-                               "the fused head needs 8.0+ (bf16 tensor cores)", dev, t.major);
-        t.wgmma = 0;
-        if (t.major == 9) {
-            int *flag = nullptr, h = 0;
-            CUDA_TRY(cudaMalloc(&flag, sizeof(int)));
-            lmhead_wgmma_probe_kernel<<<1, 1>>>(flag);
-            cudaError_t e1 = cudaGetLastError();
-            cudaError_t e2 = e1 == cudaSuccess ? cudaMemcpy(&h, flag, sizeof h, cudaMemcpyDeviceToHost) : e1;
-            cudaFree(flag);
-            CUDA_TRY(e2);
-            t.wgmma = h;
-        }
-        CUDA_TRY(cudaFuncSetAttribute(lmhead_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM));
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&t.mma_blocks, lmhead_mma_kernel, MMA_THREADS,
-                                                               MMA_SMEM));
-        if (t.mma_blocks < 1)
-            t.mma_blocks = 1;
-        CUDA_TRY(cudaDeviceGetAttribute(&t.l2, cudaDevAttrL2CacheSize, dev));
-        if (t.wgmma) {
-            t.tma = find_encoder();
-            int st;
-            if (t.tma && ((st = tma_set_smem<1, 256>()) || (st = tma_set_smem<2, 128>())))
-                return st;
-            if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()) ||
-                (st = wg_set_smem<3, 1, 256, true>()) || (st = ws_set_smem<2, 1, 256>()) ||
-                (st = ws_set_smem<2, 2, 128>()))
-                return st;
-        }
-        t.ready = 1;
-        *d = t;
-    }
-    *out = d;
+    t_filling = dev;
+    pthread_once(&g_dev[dev].once, fill_slot);
+    if (g_dev[dev].rc)
+        return splade_fail(g_dev[dev].rc, "%s", g_dev[dev].err);
+    *out = &g_dev[dev].info;
     return SPLADE_OK;
 }
 
