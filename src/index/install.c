@@ -54,14 +54,21 @@ static int make_dirs(const char *dir)
 
 /* ---- the folder's build lock ---- */
 
-/* The holder recorded in the lock file, for a second writer's message. */
+/* The holder recorded in the lock file, for a second writer's message. The holder writes it just
+ * after taking the lock, so a writer that lost the race by microseconds may find the file still
+ * empty: it waits up to ~200 ms for the line before saying it was not recorded. */
 static void read_holder(int fd, char *buf, size_t cap)
 {
-    ssize_t n = pread(fd, buf, cap - 1, 0);
-    buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    if (!buf[0])
-        snprintf(buf, cap, "holder not recorded yet");
+    for (int tries = 0; tries < 40; tries++) {
+        ssize_t n = pread(fd, buf, cap - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        if (strchr(buf, '\n')) {
+            buf[strcspn(buf, "\n")] = '\0';
+            return;
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+    }
+    snprintf(buf, cap, "holder not recorded");
 }
 
 static void write_holder(int fd)
@@ -73,7 +80,8 @@ static void write_holder(int fd)
     if (gmtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     int n = snprintf(line, sizeof line, "pid %ld on host %s, started %s\n", (long)getpid(), host, when);
-    int recorded = ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) == n;
+    /* write, then cut what a killed holder's longer line left: the file is never seen empty */
+    int recorded = pwrite(fd, line, (size_t)n, 0) == n && ftruncate(fd, n) == 0;
     (void)recorded; /* if not, only a second writer's message lacks the holder */
 }
 
