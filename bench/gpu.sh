@@ -21,7 +21,7 @@
 # network for apt): carry .gpu/lm-sysroot.tar.gz too. To rebuild it on a Debian/Ubuntu box:
 #   mkdir d sr && cd d && apt-get download libcmocka0 libcmocka-dev libjansson4 libjansson-dev \
 #     libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libutf8proc2 libutf8proc-dev \
-#     libstreamvbyte0 libstreamvbyte-dev libgfortran5 libquadmath0 && cd .. && \
+#     libstreamvbyte0 libstreamvbyte-dev libgfortran5 libquadmath0 zlib1g zlib1g-dev && cd .. && \
 #   for f in d/*.deb; do dpkg -x $f sr; done && find sr -name '*.a' -delete && rm -rf sr/usr/share && \
 #   tar czf .gpu/lm-sysroot.tar.gz -C sr usr
 #
@@ -51,7 +51,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 # cmocka, jansson, utf8proc, streamvbyte, openblas; libcurl comes from the system).
 MK_CC=""; MK_LD=""
 missing=""
-for h in cmocka.h jansson.h utf8proc.h streamvbyte.h x86_64-linux-gnu/openblas-pthread/cblas.h; do
+for h in cmocka.h jansson.h utf8proc.h streamvbyte.h zlib.h x86_64-linux-gnu/openblas-pthread/cblas.h; do
     [ -f "/usr/include/$h" ] || missing="$missing $h"
 done
 [ -n "$(ls /usr/lib/x86_64-linux-gnu/libcurl.so 2>/dev/null)" ] || missing="$missing libcurl.so"
