@@ -3,6 +3,8 @@
 #ifndef SPLADE_BUILD_H
 #define SPLADE_BUILD_H
 
+#include "splade.h"
+
 #include <stdint.h>
 
 #include "splade/encoder.h"
@@ -20,21 +22,21 @@ typedef struct {
 
 /* Adds every record of a vectors JSONL file (include/splade/vectors.h) to a builder created with a
  * growing vocabulary. Duplicate ids always fail (SPLADE_ERR_DUPLICATE naming both lines). */
-int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_ingest_opts *opts);
+SPLADE_API int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_ingest_opts *opts);
 
 /* Adds every document of a corpus JSONL file (include/splade/corpus.h), encoding chunk_docs texts
  * per encoder call (the encoder sorts them by length into batches). The builder must use the
  * encoder's model vocabulary. Malformed lines fail with "PATH:LINE: reason" unless skip_invalid. */
-int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encoder *enc, int chunk_docs,
-                         splade_ingest_opts *opts);
+SPLADE_API int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encoder *enc, int chunk_docs,
+                                    splade_ingest_opts *opts);
 
 /* A builder over m's vocabulary recording m (name as the user gave it, absolute folder,
  * fingerprint, lowercase) and the encoder's effective max_length in the index. */
-int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
-                                    splade_index_builder **out);
+SPLADE_API int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
+                                               splade_index_builder **out);
 
 /* Lines of a regular file (for the progress bar's ETA); 0 if unknown. */
-uint64_t splade_count_lines(const char *path);
+SPLADE_API uint64_t splade_count_lines(const char *path);
 
 #ifdef __cplusplus
 }

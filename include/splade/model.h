@@ -5,6 +5,8 @@
 #ifndef SPLADE_MODEL_H
 #define SPLADE_MODEL_H
 
+#include "splade.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -56,12 +58,12 @@ typedef struct splade_model {
 
 /* Loads config.json, vocab.txt, tokenizer_config.json (optional) and
  * model.safetensors from `dir`. *out owned by the caller: splade_model_free. */
-int splade_model_load(const char *dir, splade_model **out);
-void splade_model_free(splade_model *m);
+SPLADE_API int splade_model_load(const char *dir, splade_model **out);
+SPLADE_API void splade_model_free(splade_model *m);
 
 /* Parses and validates config.json (BERT family, hidden_act "gelu") into *cfg;
  * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */
-int splade_config_load(const char *config_path, splade_config *cfg);
+SPLADE_API int splade_config_load(const char *config_path, splade_config *cfg);
 
 /* Name of the model used when neither --model nor $SPLADE_MODEL is given. */
 #define SPLADE_DEFAULT_MODEL "splade-tiny"
@@ -73,7 +75,7 @@ int splade_config_load(const char *config_path, splade_config *cfg);
  *   3. ~/.cache/splade-index/splade-tiny, then ./cache/splade-tiny (what `make models` writes).
  * Writes the folder to path[n]. SPLADE_ERR_NOT_FOUND names what was tried and the
  * command that fetches a model. */
-int splade_model_resolve(const char *arg, char *path, size_t n);
+SPLADE_API int splade_model_resolve(const char *arg, char *path, size_t n);
 
 /* Downloads a Hugging Face model repository ORG/NAME (config.json, vocab.txt, model.safetensors;
  * tokenizer_config.json when present) from $SPLADE_HF_ENDPOINT (default https://huggingface.co)
@@ -82,11 +84,11 @@ int splade_model_resolve(const char *arg, char *path, size_t n);
  * are kept. $HF_TOKEN, when set, is sent as a bearer token. The folder written goes to dir[n].
  * Errors: SPLADE_ERR_NETWORK (unreachable / transfer failed), SPLADE_ERR_NOT_FOUND (HTTP 404 for a
  * required file), SPLADE_ERR_IO, SPLADE_ERR_INVALID_ARG (repo not ORG/NAME). */
-int splade_model_fetch(const char *repo, const char *dest, int quiet, char *dir, size_t n);
+SPLADE_API int splade_model_fetch(const char *repo, const char *dest, int quiet, char *dir, size_t n);
 
 /* Folder fetch-model stores ORG/NAME in: $SPLADE_CACHE if set (tests use it), else
  * $HOME/.cache/splade-index. */
-int splade_cache_dir(char *path, size_t n);
+SPLADE_API int splade_cache_dir(char *path, size_t n);
 
 #ifdef __cplusplus
 }
