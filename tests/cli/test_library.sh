@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 unset MAKEFLAGS MFLAGS MAKELEVEL
 # The build's kind, read off the library itself: CUDA (needs the CUDA runtime), sanitizers.
 NO_CUDA=1; readelf -d "$SO" | grep -q 'libcudart' && NO_CUDA=0
-SANFLAGS=; readelf -d "$SO" | grep -q 'libasan' && SANFLAGS="-fsanitize=address,undefined"
+SAN=; SANFLAGS=; readelf -d "$SO" | grep -q 'libasan' && SAN=1 SANFLAGS="-fsanitize=address,undefined"
 VERSION=$(sed -n 's/^#define SPLADE_VERSION "\(.*\)"/\1/p' include/splade.h)
 
 # Exports: only splade_ names, and all that include/ declares.
@@ -41,7 +41,7 @@ make -n NO_CUDA=1 BUILD="$T/o3" CFLAGS=-O3 "$T/o3/obj/src/common/status.o" |
     grep -q -- '-std=c11 .*-Iinclude .*-fvisibility=hidden .*-O3' || fail "make CFLAGS=-O3 compile line lacks our flags"
 
 # Install into a staging folder (everything is built already: install only copies).
-make -s NO_CUDA=$NO_CUDA BUILD="$BUILD" DESTDIR="$T/dest" PREFIX=/usr/local install > "$T/install.log" 2>&1 ||
+make -s NO_CUDA=$NO_CUDA SAN=$SAN BUILD="$BUILD" DESTDIR="$T/dest" PREFIX=/usr/local install > "$T/install.log" 2>&1 ||
     fail "make install DESTDIR=: $(tail -5 "$T/install.log")"
 D=$T/dest/usr/local
 for f in include/splade.h include/splade/index.h lib/libsplade.so.0 lib/libsplade.so lib/libsplade.a \
@@ -54,7 +54,7 @@ grep -qx 'prefix=/usr/local' "$D/lib/pkgconfig/splade.pc" || fail "splade.pc pre
 
 # Installed where pkg-config's paths are real, for the example (LDCONFIG=true: no system ld.so cache update).
 P=$T/usr
-make -s NO_CUDA=$NO_CUDA BUILD="$BUILD" PREFIX="$P" LDCONFIG=true install > "$T/install.log" 2>&1 ||
+make -s NO_CUDA=$NO_CUDA SAN=$SAN BUILD="$BUILD" PREFIX="$P" LDCONFIG=true install > "$T/install.log" 2>&1 ||
     fail "make install PREFIX=: $(tail -5 "$T/install.log")"
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
 flags=$(pkg-config --cflags --libs splade) || fail "pkg-config --cflags --libs splade"
