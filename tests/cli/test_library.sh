@@ -13,8 +13,9 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # Our own make runs below get their settings from the command line, not from a calling make.
 unset MAKEFLAGS MFLAGS MAKELEVEL
-# The build's kind, read off the library itself: CUDA (needs the CUDA runtime), sanitizers.
-NO_CUDA=1; readelf -d "$SO" | grep -q 'libcudart' && NO_CUDA=0
+# The build's kind, read off the build itself: CUDA (libsplade-cuda.so beside), sanitizers.
+CUDA_SO=$BUILD/libsplade-cuda.so
+NO_CUDA=1; [ -f "$CUDA_SO" ] && NO_CUDA=0
 SAN=; SANFLAGS=; readelf -d "$SO" | grep -q 'libasan' && SAN=1 SANFLAGS="-fsanitize=address,undefined"
 VERSION=$(sed -n 's/^#define SPLADE_VERSION "\(.*\)"/\1/p' include/splade.h)
 
@@ -27,6 +28,24 @@ sed -n 's/^SPLADE_API [^(]*[ *]\(splade_[a-z0-9_]*\)(.*/\1/p' include/splade.h i
 comm -23 "$T/declared" "$T/exported" > "$T/unexported"
 [ -s "$T/unexported" ] && fail "declared in include/ but not exported: $(tr '\n' ' ' < "$T/unexported")"
 readelf -d "$SO" | grep -q 'Library soname: \[libsplade.so.0\]' || fail "soname of $SO"
+# libsplade.so.0 links no CUDA library (the GPU code is loaded on first use: test_lazy_cuda.sh).
+readelf -d "$SO" | grep -E 'NEEDED.*(cuda|cublas)' && fail "$SO links CUDA libraries"
+if [ $NO_CUDA = 0 ]; then
+    # libsplade-cuda.so: only splade_ names too (the static CUDA runtime's stay hidden), among them
+    # every entry point that src/gpu/cuda_loader.c looks up, and its calls back into the host
+    # (splade_fail & co.) are all exported by libsplade.so.0.
+    nm -D --defined-only "$CUDA_SO" | awk '{print $NF}' | sort > "$T/cuda_exported"
+    grep -v '^splade_' "$T/cuda_exported" > "$T/stray" &&
+        fail "$CUDA_SO exports names without the splade_ prefix: $(head -20 "$T/stray" | tr '\n' ' ')"
+    { sed -n 's/^ *X(\(splade_[a-z0-9_]*\)).*/\1/p' src/gpu/cuda_loader.c
+      sed -n 's/^#define SPLADE_BENCH_LMHEAD_GPU "\(.*\)"/\1/p' src/cli/bench_lmhead.h; } | sort -u > "$T/looked_up"
+    [ "$(wc -l < "$T/looked_up")" -gt 5 ] || fail "few entry points found in src/gpu/cuda_loader.c"
+    comm -23 "$T/looked_up" "$T/cuda_exported" > "$T/missing"
+    [ -s "$T/missing" ] && fail "$CUDA_SO lacks entry points the loader looks up: $(tr '\n' ' ' < "$T/missing")"
+    nm -D --undefined-only "$CUDA_SO" | awk '{print $NF}' | grep '^splade_' | sort > "$T/host_calls"
+    comm -23 "$T/host_calls" "$T/exported" > "$T/missing"
+    [ -s "$T/missing" ] && fail "$CUDA_SO calls host functions that $SO does not export: $(tr '\n' ' ' < "$T/missing")"
+fi
 [ "$(readlink "$BUILD/libsplade.so")" = libsplade.so.0 ] || fail "libsplade.so symlink"
 
 # The CLI is a client: it needs libsplade.so.0 and libsplade.a holds none of its cmd_* functions.
@@ -48,6 +67,7 @@ for f in include/splade.h include/splade/index.h lib/libsplade.so.0 lib/libsplad
          lib/pkgconfig/splade.pc bin/splade-index; do
     [ -e "$D/$f" ] || fail "not installed: $f"
 done
+[ $NO_CUDA = 1 ] || [ -e "$D/lib/libsplade-cuda.so" ] || fail "not installed: lib/libsplade-cuda.so"
 [ "$(readlink "$D/lib/libsplade.so.0")" = "$(basename "$(readlink -f "$SO")")" ] || fail "installed soname symlink"
 grep -qx 'prefix=/usr/local' "$D/lib/pkgconfig/splade.pc" || fail "splade.pc prefix: $(cat "$D/lib/pkgconfig/splade.pc")"
 "$D/bin/splade-index" --version | grep -qx "splade-index $VERSION" || fail "installed CLI does not run from its own ../lib"
