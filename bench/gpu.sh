@@ -29,8 +29,8 @@
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
 # CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_LAB=1 (kernel_lab
 # tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs:
-# PREBUILT=dir (carried binaries dir/splade-index with dir/libsplade-cuda.so beside it — the binary
-# loads the GPU code from there —, dir/tests/test_lmhead_gpu built here: no build when they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
+# PREBUILT=dir (carried binaries dir/splade-index with dir/libsplade.so.0 and dir/libsplade-cuda.so beside
+# it — the library loads the GPU code from there —, dir/tests/test_lmhead_gpu built here: no build when they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
 # LAB_SPECS="B S V tile group ws;..." (ws: SPLADE_LMHEAD_WS, '-' = default), PEER_SCRIPT (a filtered
 # copy of the peer, e.g. .gpu/torch_lmhead_peer.py = its LM-head loop only).
 set -u
@@ -48,7 +48,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 
 # The device image may lack the Debian -dev packages the Makefile wants (and has no network
 # for apt): then build against the carried .gpu/lm-sysroot.tar.gz (headers + shared libs of
-# cmocka, jansson, utf8proc, streamvbyte, openblas; libcurl comes from the system).
+# cmocka, jansson, utf8proc, streamvbyte, openblas, zlib; libcurl comes from the system). The
+# Makefile finds the libraries through pkg-config when it can, else by their plain -l names, which
+# the -L paths below then resolve (the image may have no pkg-config, or no .pc files).
 MK_CC=""; MK_LD=""
 missing=""
 for h in cmocka.h jansson.h utf8proc.h streamvbyte.h zlib.h x86_64-linux-gnu/openblas-pthread/cblas.h; do
@@ -67,6 +69,10 @@ if [ -n "$missing" ]; then
     else
         say "system lacks:$missing and no .gpu/lm-sysroot.tar.gz was carried"
     fi
+else
+    # every header is here: the Makefile's dpkg check (which names missing -dev packages and stops)
+    # has nothing to add on an image that got them some other way, and apt has no network here
+    mkdir -p $BUILD && touch $BUILD/.deps-ok
 fi
 mk() { if [ -n "$MK_CC" ]; then make BUILD=$BUILD CC="$MK_CC" LDFLAGS="$MK_LD" "$@"; else make BUILD=$BUILD "$@"; fi; }
 

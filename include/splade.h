@@ -16,6 +16,14 @@ extern "C" {
 
 #define SPLADE_VERSION "0.1.0"
 
+/* Marks the library's public functions: libsplade.so is built with -fvisibility=hidden, so only
+ * declarations carrying SPLADE_API are exported (tools/mark_public_api.sh adds it in include/). */
+#if defined(__GNUC__)
+#define SPLADE_API __attribute__((visibility("default")))
+#else
+#define SPLADE_API
+#endif
+
 typedef enum {
     SPLADE_OK = 0,
     SPLADE_ERR_NOMEM = -1,        /* allocation failed */
@@ -36,23 +44,26 @@ typedef enum {
     SPLADE_ERR_MISMATCH = -16     /* index built with another model / settings */
 } splade_status;
 
+/* Version of the library actually loaded (SPLADE_VERSION is the one compiled against). */
+SPLADE_API const char *splade_version(void);
+
 /* Short static description of a status code. Never NULL. */
-const char *splade_strerror(int status);
+SPLADE_API const char *splade_strerror(int status);
 
 /* Detail of the last failure on this thread ("" if none). Static, thread-local
  * storage: valid until the next failure on this thread; do not free. */
-const char *splade_error_detail(void);
+SPLADE_API const char *splade_error_detail(void);
 
 /* Records a printf-style detail for the current thread and returns `status`,
  * so call sites read `return splade_fail(SPLADE_ERR_FORMAT, "%s:%d: ...", f, l);` */
-int splade_fail(int status, const char *fmt, ...)
+SPLADE_API int splade_fail(int status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
 /* Clears the thread's error detail. */
-void splade_clear_error(void);
+SPLADE_API void splade_clear_error(void);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #ifndef SPLADE_BUILD_H
 #define SPLADE_BUILD_H
 
+#include "splade.h"
+
 #include <stdint.h>
 
 #include "splade/encoder.h"
@@ -25,18 +27,18 @@ typedef struct {
 
 /* Adds every record of a vectors JSONL file (include/splade/vectors.h) to a builder created with a
  * growing vocabulary. Duplicate ids always fail (SPLADE_ERR_DUPLICATE naming both lines). */
-int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_ingest_opts *opts);
+SPLADE_API int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_ingest_opts *opts);
 
 /* Adds every document of a corpus JSONL file (include/splade/corpus.h), encoding chunk_docs texts
  * per encoder call (the encoder sorts them by length into batches). The builder must use the
  * encoder's model vocabulary. Malformed lines fail with "PATH:LINE: reason" unless skip_invalid. */
-int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encoder *enc, int chunk_docs,
-                         splade_ingest_opts *opts);
+SPLADE_API int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encoder *enc, int chunk_docs,
+                                    splade_ingest_opts *opts);
 
 /* A builder over m's vocabulary recording m (name as the user gave it, absolute folder,
  * fingerprint, lowercase) and the encoder's effective max_length in the index. */
-int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
-                                    splade_index_builder **out);
+SPLADE_API int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
+                                               splade_index_builder **out);
 
 /* Takes the exclusive build lock of index folder dir (creating it) for this builder, until
  * splade_builder_free: a build holds it from its start, so a second build into the same folder fails
@@ -44,18 +46,18 @@ int splade_builder_create_for_model(const splade_model *m, const char *name, int
  * encoding its corpus. splade_builder_write takes the lock itself for its own duration when the
  * builder does not hold it. Readers never take it. The lock is flock(2) on DIR/.lock, which names
  * the holder and is removed when released. */
-int splade_builder_lock(splade_index_builder *b, const char *dir);
+SPLADE_API int splade_builder_lock(splade_index_builder *b, const char *dir);
 
 /* allow != 0: splade_builder_write may replace an index that has postings with one that has none
  * (0 documents, or only empty vectors). By default that is refused (SPLADE_ERR_INVALID_ARG naming the
  * index and both counts): a build that read nothing useful must not wipe out a good index. */
-void splade_builder_allow_empty(splade_index_builder *b, int allow);
+SPLADE_API void splade_builder_allow_empty(splade_index_builder *b, int allow);
 
 /* Lines of a regular uncompressed file (for the progress bar's ETA); 0 if unknown. */
-uint64_t splade_count_lines(const char *path);
+SPLADE_API uint64_t splade_count_lines(const char *path);
 
 /* The no-document check described at splade_ingest_opts, after ingesting `path` into b. */
-int splade_ingest_check_found(const splade_index_builder *b, const char *path, const splade_ingest_opts *opts);
+SPLADE_API int splade_ingest_check_found(const splade_index_builder *b, const char *path, const splade_ingest_opts *opts);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef SPLADE_CORPUS_H
 #define SPLADE_CORPUS_H
 
+#include "splade.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -29,23 +31,23 @@ typedef struct {
 
 /* Opens path ("-" is standard input). *out is owned by the caller: close it
  * with splade_corpus_close. */
-int splade_corpus_open(const char *path, splade_corpus_reader **out);
+SPLADE_API int splade_corpus_open(const char *path, splade_corpus_reader **out);
 
 /* Reads the next record. Returns 1 with *doc filled (its strings stay valid
  * until the next call or close), 0 at end of file, or a negative status; on
  * SPLADE_ERR_FORMAT the detail reads "PATH:LINE: reason" and the reader is
  * positioned after the bad line, so a caller may count it and continue. */
-int splade_corpus_next(splade_corpus_reader *r, splade_doc *doc);
+SPLADE_API int splade_corpus_next(splade_corpus_reader *r, splade_doc *doc);
 
 /* Reads records from `len` bytes at `data` (not copied: must outlive the reader);
  * `name` stands for the path in error details. */
-int splade_corpus_open_memory(const void *data, size_t len, const char *name,
-                              splade_corpus_reader **out);
+SPLADE_API int splade_corpus_open_memory(const void *data, size_t len, const char *name,
+                                         splade_corpus_reader **out);
 
 /* Line-length limit (include/splade/jsonl.h: SPLADE_JSONL_MAX_LINE when 0); tests lower it. */
-void splade_corpus_set_max_line(splade_corpus_reader *r, size_t max_line);
+SPLADE_API void splade_corpus_set_max_line(splade_corpus_reader *r, size_t max_line);
 
-void splade_corpus_close(splade_corpus_reader *r);
+SPLADE_API void splade_corpus_close(splade_corpus_reader *r);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #ifndef SPLADE_ENCODER_H
 #define SPLADE_ENCODER_H
 
+#include "splade.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,34 +48,34 @@ typedef struct {
 typedef struct splade_encoder splade_encoder;
 
 /* opts may be NULL (defaults). The encoder keeps `model` (borrowed, must outlive it). */
-int splade_encoder_create(const splade_model *model, const splade_encoder_opts *opts,
-                          splade_encoder **out);
+SPLADE_API int splade_encoder_create(const splade_model *model, const splade_encoder_opts *opts,
+                                     splade_encoder **out);
 
 /* Encodes n texts. out[i] receives owned arrays (splade_sparse_free each).
  * n_truncated (may be NULL) receives how many texts were cut at max_length.
  * lens may be NULL (texts NUL-terminated). An empty text encodes as [CLS] [SEP] alone: a
  * defined, usually small vector. Ill-formed UTF-8 bytes are dropped by the tokenizer. */
-int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
-                          splade_sparse *out, int *n_truncated);
+SPLADE_API int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                                     splade_sparse *out, int *n_truncated);
 
 /* Encodes n token-id sequences (each with its own [CLS]/[SEP], at most the model's max
  * position): sequence i is ids[offsets[i] .. offsets[i+1]). Bypasses the tokenizer, for tests
  * and callers that tokenized already. out[i] as in splade_encoder_encode. */
-int splade_encoder_encode_ids(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n,
-                              splade_sparse *out);
+SPLADE_API int splade_encoder_encode_ids(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n,
+                                         splade_sparse *out);
 
 /* The effective max_length (tokens incl. [CLS]/[SEP]) after defaults and the model's cap. */
-int32_t splade_encoder_max_length(const splade_encoder *e);
+SPLADE_API int32_t splade_encoder_max_length(const splade_encoder *e);
 
 /* "auto" (or NULL), "cpu", "cuda"/"gpu" -> device; SPLADE_ERR_INVALID_ARG otherwise (the --device flag). */
-int splade_parse_device(const char *s, splade_device *d);
+SPLADE_API int splade_parse_device(const char *s, splade_device *d);
 
 /* "bf16" (or NULL), "fp32" -> precision; SPLADE_ERR_INVALID_ARG otherwise (the --precision flag). */
-int splade_parse_precision(const char *s, splade_precision *p);
+SPLADE_API int splade_parse_precision(const char *s, splade_precision *p);
 
 /* The device actually in use (CPU or CUDA after AUTO resolved). */
-splade_device splade_encoder_device(const splade_encoder *e);
-void splade_encoder_free(splade_encoder *e);
+SPLADE_API splade_device splade_encoder_device(const splade_encoder *e);
+SPLADE_API void splade_encoder_free(splade_encoder *e);
 
 #ifdef __cplusplus
 }

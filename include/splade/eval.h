@@ -10,6 +10,8 @@
 #ifndef SPLADE_EVAL_H
 #define SPLADE_EVAL_H
 
+#include "splade.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,10 +19,10 @@ extern "C" {
 typedef struct splade_trec_file splade_trec_file;
 
 /* Qrels: BEIR TSV (query-id corpus-id score, optional header line) or TREC (qid iter docno rel). */
-int splade_qrels_load(const char *path, splade_trec_file **out);
+SPLADE_API int splade_qrels_load(const char *path, splade_trec_file **out);
 /* A TREC run: qid Q0 docno rank score tag. A document repeated within a query is an error. */
-int splade_run_load(const char *path, splade_trec_file **out);
-void splade_trec_file_free(splade_trec_file *f);
+SPLADE_API int splade_run_load(const char *path, splade_trec_file **out);
+SPLADE_API void splade_trec_file_free(splade_trec_file *f);
 
 typedef enum { SPLADE_METRIC_NDCG, SPLADE_METRIC_RR, SPLADE_METRIC_RECALL, SPLADE_METRIC_P, SPLADE_METRIC_MAP } splade_metric_kind;
 
@@ -31,7 +33,7 @@ typedef struct {
 } splade_metric;
 
 /* Parses "ndcg@10,mrr@10,recall@100" into up to max metrics. */
-int splade_metrics_parse(const char *spec, splade_metric *out, int max, int *n);
+SPLADE_API int splade_metrics_parse(const char *spec, splade_metric *out, int max, int *n);
 
 typedef struct {
     int n_metrics;
@@ -41,9 +43,9 @@ typedef struct {
     double *per_query;    /* [n_queries × n_metrics] */
 } splade_eval_result;
 
-int splade_evaluate(const splade_trec_file *qrels, const splade_trec_file *run, const splade_metric *m, int nm,
-                    splade_eval_result *out);
-void splade_eval_result_free(splade_eval_result *r);
+SPLADE_API int splade_evaluate(const splade_trec_file *qrels, const splade_trec_file *run, const splade_metric *m, int nm,
+                               splade_eval_result *out);
+SPLADE_API void splade_eval_result_free(splade_eval_result *r);
 
 #ifdef __cplusplus
 }

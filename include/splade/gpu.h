@@ -3,6 +3,8 @@
 #ifndef SPLADE_GPU_H
 #define SPLADE_GPU_H
 
+#include "splade.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,7 +17,7 @@ extern "C" {
 #endif
 
 /* 1 if a CUDA device is usable (name written to `name`), else 0 with the reason in `name`. */
-int splade_gpu_probe(char *name, size_t name_len);
+SPLADE_API int splade_gpu_probe(char *name, size_t name_len);
 
 typedef struct splade_gpu_encoder splade_gpu_encoder;
 
@@ -27,20 +29,20 @@ typedef struct splade_gpu_encoder splade_gpu_encoder;
 typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_precision;
 
 /* Uploads the model once (bf16 weights): splade_gpu_encoder_create_ex(m, head, BF16, out). */
-int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out);
+SPLADE_API int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out);
 
 /* Uploads the model once in the given precision. In FP32 the LM head is always the fp32 fused
  * SIMT kernel (splade_lmhead_gpu_fp32); `head` is validated but selects nothing. */
-int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
-                                 splade_gpu_encoder **out);
+SPLADE_API int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+                                            splade_gpu_encoder **out);
 
 /* The precision the encoder was created with (BF16 for NULL). */
-splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g);
+SPLADE_API splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g);
 
 /* Encodes B token sequences packed back to back: sequence b is
  * ids[offsets[b] .. offsets[b+1]). out_dense [B, V] fp32 host memory. */
-int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
-                               int32_t B, float *out_dense);
+SPLADE_API int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                          int32_t B, float *out_dense);
 
 /* The compacted SPLADE output of one batch: sequence b's nonzero terms are
  * terms[offsets[b] .. offsets[b+1]) (strictly ascending term ids) with their weights, all B
@@ -63,10 +65,10 @@ typedef struct {
  * the next forward call on g or splade_gpu_encoder_free (copy what you keep). B = 0 gives an
  * empty result (offsets = {0}). Errors as splade_gpu_encoder_forward (SPLADE_ERR_GPU_OOM leaves
  * the encoder usable); NULL g or out, or B < 0: SPLADE_ERR_INVALID_ARG. */
-int splade_gpu_encoder_forward_sparse(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
-                                      int32_t B, float threshold, splade_gpu_sparse *out);
+SPLADE_API int splade_gpu_encoder_forward_sparse(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+                                                 int32_t B, float threshold, splade_gpu_sparse *out);
 
-void splade_gpu_encoder_free(splade_gpu_encoder *g);
+SPLADE_API void splade_gpu_encoder_free(splade_gpu_encoder *g);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #ifndef SPLADE_INDEX_H
 #define SPLADE_INDEX_H
 
+#include "splade.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,17 +32,17 @@ extern "C" {
 enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4, SPLADE_IX_REORDERED = 8 };
 
 /* The index directory a command uses: `arg` if given, else $SPLADE_INDEX, else the default. */
-const char *splade_index_dir(const char *arg);
+SPLADE_API const char *splade_index_dir(const char *arg);
 
 /* CRC32C (Castagnoli) of n bytes continuing from crc (start with 0). */
-uint32_t splade_crc32c(uint32_t crc, const void *data, size_t n);
+SPLADE_API uint32_t splade_crc32c(uint32_t crc, const void *data, size_t n);
 /* The CRC32C of A followed by B from crc_a = CRC32C(A), crc_b = CRC32C(B) and B's length (zlib's
  * crc32_combine for the Castagnoli polynomial): lets pieces of a section be summed on several threads. */
-uint32_t splade_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+SPLADE_API uint32_t splade_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 
 /* 8-bit linear quantization over [0, max]: max(1, round(w * 255 / max)); 0 for w <= 0.
  * The one function both the index and the query side use, so brute force can reproduce scores. */
-uint8_t splade_quantize(float w, float max);
+SPLADE_API uint8_t splade_quantize(float w, float max);
 
 /* ---- building ---- */
 
@@ -71,43 +73,43 @@ typedef struct splade_index_builder splade_index_builder;
 /* A builder over a fixed vocabulary (tokens[i] is term i, e.g. the model's vocab.txt), or, with
  * tokens == NULL and n_terms == 0, one whose vocabulary grows with splade_builder_term().
  * model may be NULL (no model: --vectors). *out owned by the caller: splade_builder_free. */
-int splade_builder_create(const char *const *tokens, int32_t n_terms, const splade_index_model *model,
-                          splade_index_builder **out);
+SPLADE_API int splade_builder_create(const char *const *tokens, int32_t n_terms, const splade_index_model *model,
+                                     splade_index_builder **out);
 
 /* Appends a document (internal id = number of documents added before). `where` names the input
  * for messages ("corpus.jsonl"). A repeated id fails with SPLADE_ERR_DUPLICATE naming both lines. */
-int splade_builder_add_doc(splade_index_builder *b, const char *where, const char *id, const char *title,
-                           const char *body, long line, uint32_t *doc);
+SPLADE_API int splade_builder_add_doc(splade_index_builder *b, const char *where, const char *id, const char *title,
+                                      const char *body, long line, uint32_t *doc);
 
 /* Term id of a token in a growing vocabulary (interned on first use). */
-int splade_builder_term(splade_index_builder *b, const char *token, size_t len, int32_t *term);
+SPLADE_API int splade_builder_term(splade_index_builder *b, const char *token, size_t len, int32_t *term);
 
 /* Sets document `doc`'s vector: n (term, weight) pairs, distinct terms in any order, weights > 0
  * and finite (others rejected with SPLADE_ERR_INVALID_ARG). Copies the arrays. */
-int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32_t *terms,
-                              const float *weights, int32_t n);
+SPLADE_API int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32_t *terms,
+                                         const float *weights, int32_t n);
 
 /* Internal ids in corpus order (keep != 0) instead of the default build-time reordering that
  * groups similar documents (docs/FORMAT.md, "Document order"). Ranking is the same either way
  * except among equal scores, which go to the lower internal id. */
-void splade_builder_keep_order(splade_index_builder *b, int keep);
+SPLADE_API void splade_builder_keep_order(splade_index_builder *b, int keep);
 
 /* Threads splade_builder_write may use for the inversion: reordering, radix passes and encoding
  * (default, or threads <= 0: all online cores; collections under 65,536 postings use one). The index
  * file does not depend on it (byte for byte, given the same build time: see SOURCE_DATE_EPOCH in
  * docs/FORMAT.md). */
-void splade_builder_set_threads(splade_index_builder *b, int threads);
+SPLADE_API void splade_builder_set_threads(splade_index_builder *b, int threads);
 
-void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
-uint32_t splade_builder_n_docs(const splade_index_builder *b);
+SPLADE_API void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
+SPLADE_API uint32_t splade_builder_n_docs(const splade_index_builder *b);
 
 /* With DIR's build lock held (splade_builder_lock in include/splade/build.h, else taken for this
  * call): inverts, writes DIR/.index.spx.tmp-<pid>-<random>, fsyncs, re-opens and verifies it through
  * its descriptor, renames it onto DIR/index.spx (creating DIR if needed). The previous index stays in
  * place until that rename. Temporary files of killed builds are removed. stats may be NULL. */
-int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats);
+SPLADE_API int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats);
 
-void splade_builder_free(splade_index_builder *b);
+SPLADE_API void splade_builder_free(splade_index_builder *b);
 
 /* ---- reading ---- */
 
@@ -179,22 +181,22 @@ typedef struct splade_index splade_index;
 
 /* Opens DIR/index.spx (or `dir` itself if it is a regular file). Checks magic, version, size and
  * every CRC: SPLADE_ERR_NOT_FOUND, _VERSION, _FORMAT (truncated / inconsistent) or _CHECKSUM. */
-int splade_index_open(const char *dir, splade_index **out);
-void splade_index_close(splade_index *ix);
+SPLADE_API int splade_index_open(const char *dir, splade_index **out);
+SPLADE_API void splade_index_close(splade_index *ix);
 
-const splade_index_info *splade_index_get_info(const splade_index *ix);
+SPLADE_API const splade_index_info *splade_index_get_info(const splade_index *ix);
 /* Corpus id of an internal doc id (not NUL-terminated: *len bytes). */
-const char *splade_index_doc_id(const splade_index *ix, uint32_t doc, size_t *len);
+SPLADE_API const char *splade_index_doc_id(const splade_index *ix, uint32_t doc, size_t *len);
 /* Title and snippet (NUL-terminated, "" when empty). */
-void splade_index_doc_text(const splade_index *ix, uint32_t doc, const char **title, const char **snippet);
+SPLADE_API void splade_index_doc_text(const splade_index *ix, uint32_t doc, const char **title, const char **snippet);
 /* Token of a term id (not NUL-terminated: *len bytes), NULL if out of range. */
-const char *splade_index_term(const splade_index *ix, int32_t term, size_t *len);
+SPLADE_API const char *splade_index_term(const splade_index *ix, int32_t term, size_t *len);
 /* Term id of a token, or -1. Binary search when the vocabulary is sorted, else a table built on
  * first use (call once before sharing ix between threads: splade_index_prepare_lookup). */
-int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len);
-int splade_index_prepare_lookup(splade_index *ix);
-void splade_index_postings(const splade_index *ix, int32_t term, splade_term_postings *out);
-void splade_index_ranges(const splade_index *ix, int32_t term, splade_term_ranges *out);
+SPLADE_API int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len);
+SPLADE_API int splade_index_prepare_lookup(splade_index *ix);
+SPLADE_API void splade_index_postings(const splade_index *ix, int32_t term, splade_term_postings *out);
+SPLADE_API void splade_index_ranges(const splade_index *ix, int32_t term, splade_term_ranges *out);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #ifndef SPLADE_LMHEAD_H
 #define SPLADE_LMHEAD_H
 
+#include "splade.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,8 +18,8 @@ typedef enum { SPLADE_LMHEAD_FUSED = 0, SPLADE_LMHEAD_NAIVE = 1 } splade_lmhead_
 /* CPU, fp32. H rows of sequence b are H[seq_start[b] .. seq_start[b]+seq_len[b]) of
  * a [rows, D] matrix (padded batches: seq_start[b] = b*S). W [V,D], bias [V].
  * out [B,V]. Works in vocabulary tiles: never a [seq, V] buffer. threads <= 0: OpenBLAS default. */
-int splade_lmhead_cpu(const float *H, const int32_t *seq_start, const int32_t *seq_len, int32_t B,
-                      int32_t D, const float *W, const float *bias, int32_t V, float *out, int threads);
+SPLADE_API int splade_lmhead_cpu(const float *H, const int32_t *seq_start, const int32_t *seq_len, int32_t B,
+                                 int32_t D, const float *W, const float *bias, int32_t V, float *out, int threads);
 
 /* GPU heads (device pointers; `stream` is a cudaStream_t). H bf16 [rows, D]; W bf16 [V, D]
  * (row stride D; the kernel handles V not a multiple of its tile); bias fp32 [V];
@@ -36,10 +38,10 @@ typedef struct {
     int32_t H_rows;
 } splade_lmhead_args;
 
-size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a);
+SPLADE_API size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a);
 /* cublas_handle: a cublasHandle_t (used by the naive head; may be NULL for fused). */
-int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void *workspace,
-                      size_t workspace_bytes, void *cublas_handle, void *stream);
+SPLADE_API int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void *workspace,
+                                 size_t workspace_bytes, void *cublas_handle, void *stream);
 
 /* ---- Additions (fused-kernel selection and introspection; benchmarks and tests). ---- */
 
@@ -60,17 +62,17 @@ typedef struct {
     int32_t group;          /* sequences per raster group */
 } splade_lmhead_plan;
 
-int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan);
+SPLADE_API int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan);
 
 /* The fused head with an explicit kernel choice; needs no workspace. */
-int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream);
+SPLADE_API int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream);
 
 /* The fp32 head (src/lmhead_fused/lmhead_fp32.cu): same arguments, but H is fp32 [rows, D] and
  * W fp32 [V, D] (both 16-byte aligned, D % 4 == 0); bias fp32 [V] (required). A fused SIMT kernel
  * with fp32 FMAs (no tensor cores, no TF32): the max over positions stays in registers, bias
  * after the max, then relu and log1p, as splade_lmhead_cpu; no [S, V] buffer, no workspace.
  * Sequences with seq_len <= 0 give zeros. */
-int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream);
+SPLADE_API int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef SPLADE_MODEL_H
 #define SPLADE_MODEL_H
 
+#include "splade.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,15 +64,15 @@ typedef struct splade_model {
  * shape, a tensor the forward does not use (beyond the documented position_ids / pooler /
  * next-sentence ones), a NaN or Inf weight. Each file must be a regular file; vocab.txt at most
  * 64 MiB, the JSON files at most 1 MiB. */
-int splade_model_load(const char *dir, splade_model **out);
-void splade_model_free(splade_model *m);
+SPLADE_API int splade_model_load(const char *dir, splade_model **out);
+SPLADE_API void splade_model_free(splade_model *m);
 
 /* Parses and validates config.json (BERT family, hidden_act "gelu") into *cfg;
  * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */
-int splade_config_load(const char *config_path, splade_config *cfg);
+SPLADE_API int splade_config_load(const char *config_path, splade_config *cfg);
 
 /* Index of the first NaN or Inf among x[0 .. n), n when all are finite. */
-size_t splade_first_nonfinite(const float *x, size_t n);
+SPLADE_API size_t splade_first_nonfinite(const float *x, size_t n);
 
 /* Name of the model used when neither --model nor $SPLADE_MODEL is given. */
 #define SPLADE_DEFAULT_MODEL "splade-tiny"
@@ -82,7 +84,7 @@ size_t splade_first_nonfinite(const float *x, size_t n);
  *   3. ~/.cache/splade-index/splade-tiny, then ./cache/splade-tiny (what `make models` writes).
  * Writes the folder to path[n]. SPLADE_ERR_NOT_FOUND names what was tried and the
  * command that fetches a model. */
-int splade_model_resolve(const char *arg, char *path, size_t n);
+SPLADE_API int splade_model_resolve(const char *arg, char *path, size_t n);
 
 /* Downloads a Hugging Face model repository ORG/NAME (config.json, vocab.txt, model.safetensors;
  * tokenizer_config.json when present) from $SPLADE_HF_ENDPOINT (default https://huggingface.co)
@@ -91,11 +93,11 @@ int splade_model_resolve(const char *arg, char *path, size_t n);
  * are kept. $HF_TOKEN, when set, is sent as a bearer token. The folder written goes to dir[n].
  * Errors: SPLADE_ERR_NETWORK (unreachable / transfer failed), SPLADE_ERR_NOT_FOUND (HTTP 404 for a
  * required file), SPLADE_ERR_IO, SPLADE_ERR_INVALID_ARG (repo not ORG/NAME). */
-int splade_model_fetch(const char *repo, const char *dest, int quiet, char *dir, size_t n);
+SPLADE_API int splade_model_fetch(const char *repo, const char *dest, int quiet, char *dir, size_t n);
 
 /* Folder fetch-model stores ORG/NAME in: $SPLADE_CACHE if set (tests use it), else
  * $HOME/.cache/splade-index. */
-int splade_cache_dir(char *path, size_t n);
+SPLADE_API int splade_cache_dir(char *path, size_t n);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef SPLADE_QUERY_H
 #define SPLADE_QUERY_H
 
+#include "splade.h"
+
 #include <stdint.h>
 
 #include "splade/index.h"
@@ -25,9 +27,9 @@ typedef struct {
 /* Builds a qvec from n (term, weight) pairs in any order: repeated terms are summed, terms outside
  * [0, n_terms) and weights <= 0 or not finite are dropped (an empty result is a valid query that
  * matches nothing). out owns its arrays: splade_qvec_free. */
-int splade_qvec_build(const int32_t *terms, const float *weights, int32_t n, uint32_t n_terms,
-                      splade_qvec *out);
-void splade_qvec_free(splade_qvec *q);
+SPLADE_API int splade_qvec_build(const int32_t *terms, const float *weights, int32_t n, uint32_t n_terms,
+                                 splade_qvec *out);
+SPLADE_API void splade_qvec_free(splade_qvec *q);
 
 typedef struct {
     uint32_t doc;
@@ -35,7 +37,7 @@ typedef struct {
 } splade_hit;
 
 /* Printed score of an integer score (float, for display and TREC runs). */
-double splade_hit_score(const splade_index *ix, const splade_qvec *q, uint32_t score);
+SPLADE_API double splade_hit_score(const splade_index *ix, const splade_qvec *q, uint32_t score);
 
 typedef enum {
     SPLADE_ALGO_BMM = 0,      /* block-max MaxScore (DAAT) */
@@ -53,18 +55,18 @@ typedef struct {
 
 /* Per-thread scratch space for one index. */
 typedef struct splade_searcher splade_searcher;
-int splade_searcher_create(const splade_index *ix, splade_searcher **out);
-void splade_searcher_free(splade_searcher *s);
+SPLADE_API int splade_searcher_create(const splade_index *ix, splade_searcher **out);
+SPLADE_API void splade_searcher_free(splade_searcher *s);
 
 /* Top k of q into hits[0 .. *n_hits) (caller's array of k entries), best first. */
-int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
-                  int *n_hits);
-const splade_search_stats *splade_searcher_stats(const splade_searcher *s);
+SPLADE_API int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
+                             int *n_hits);
+SPLADE_API const splade_search_stats *splade_searcher_stats(const splade_searcher *s);
 
 /* Searches nq queries on `threads` threads (<= 0: online cores). hits has nq × k entries (query i
  * uses hits[i*k ..]), n_hits nq entries. The results do not depend on the thread count. */
-int splade_search_batch(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
-                        int threads, splade_hit *hits, int *n_hits);
+SPLADE_API int splade_search_batch(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
+                                   int threads, splade_hit *hits, int *n_hits);
 
 #ifdef __cplusplus
 }

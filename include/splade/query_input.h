@@ -3,6 +3,8 @@
 #ifndef SPLADE_QUERY_INPUT_H
 #define SPLADE_QUERY_INPUT_H
 
+#include "splade.h"
+
 #include "splade/index.h"
 #include "splade/query.h"
 
@@ -26,15 +28,15 @@ typedef struct {
 /* Query vectors JSONL ({"id", "vector": {token: weight}}); tokens unknown to the index are dropped.
  * Here and in splade_query_set_from_file a repeated id is SPLADE_ERR_DUPLICATE naming both lines. On
  * any failure *out is left empty (n = 0, no arrays). */
-int splade_query_set_from_vectors(splade_index *ix, const char *path, splade_query_set *out);
+SPLADE_API int splade_query_set_from_vectors(splade_index *ix, const char *path, splade_query_set *out);
 /* Encodes texts with the index's model (SPLADE_ERR_MISMATCH if the model's fingerprint differs from
  * the one stored in the index; SPLADE_ERR_UNSUPPORTED for an index built from --vectors). */
-int splade_query_set_from_texts(splade_index *ix, const char *const *texts, int n,
-                                const splade_query_encode_opts *opts, splade_query_set *out);
+SPLADE_API int splade_query_set_from_texts(splade_index *ix, const char *const *texts, int n,
+                                           const splade_query_encode_opts *opts, splade_query_set *out);
 /* Queries JSONL (BEIR {"_id","text"}): ids from the file, texts encoded as above. */
-int splade_query_set_from_file(splade_index *ix, const char *path, const splade_query_encode_opts *opts,
-                               splade_query_set *out);
-void splade_query_set_free(splade_query_set *qs);
+SPLADE_API int splade_query_set_from_file(splade_index *ix, const char *path, const splade_query_encode_opts *opts,
+                                          splade_query_set *out);
+SPLADE_API void splade_query_set_free(splade_query_set *qs);
 
 #ifdef __cplusplus
 }

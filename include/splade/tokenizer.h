@@ -24,6 +24,8 @@
 #ifndef SPLADE_TOKENIZER_H
 #define SPLADE_TOKENIZER_H
 
+#include "splade.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,25 +40,25 @@ typedef struct splade_tokenizer splade_tokenizer;
  * lowercase). Errors: SPLADE_ERR_NOT_FOUND / SPLADE_ERR_IO (cannot open or read),
  * SPLADE_ERR_FORMAT (empty file, or no [UNK], [CLS] or [SEP] token); the detail names the file.
  * *out (NULL on failure) is owned by the caller: free with splade_tokenizer_free. */
-int splade_tokenizer_load(const char *vocab_path, int lowercase, splade_tokenizer **out);
+SPLADE_API int splade_tokenizer_load(const char *vocab_path, int lowercase, splade_tokenizer **out);
 
 /* Tokenizes `len` bytes of UTF-8 text (NUL not special; text may be NULL when len is 0) into
  * ids: [CLS] pieces... [SEP], truncated so that the total is at most max_len (>= 2): the first
  * max_len - 2 pieces, then [SEP] (HF's truncation). Writes at most max_len ids to `ids` and
  * their count to *n_ids. SPLADE_ERR_INVALID_ARG for max_len < 2 or a NULL pointer. */
-int splade_tokenize(const splade_tokenizer *t, const char *text, size_t len, int32_t max_len,
-                    int32_t *ids, int32_t *n_ids);
+SPLADE_API int splade_tokenize(const splade_tokenizer *t, const char *text, size_t len, int32_t max_len,
+                               int32_t *ids, int32_t *n_ids);
 
-int32_t splade_tokenizer_vocab_size(const splade_tokenizer *t);
+SPLADE_API int32_t splade_tokenizer_vocab_size(const splade_tokenizer *t);
 /* Token string of id (static to the tokenizer; NULL if out of range). */
-const char *splade_tokenizer_token(const splade_tokenizer *t, int32_t id);
+SPLADE_API const char *splade_tokenizer_token(const splade_tokenizer *t, int32_t id);
 /* Id of an exact token string, or -1. */
-int32_t splade_tokenizer_id(const splade_tokenizer *t, const char *token);
-int32_t splade_tokenizer_cls_id(const splade_tokenizer *t);
-int32_t splade_tokenizer_sep_id(const splade_tokenizer *t);
-int32_t splade_tokenizer_pad_id(const splade_tokenizer *t);
+SPLADE_API int32_t splade_tokenizer_id(const splade_tokenizer *t, const char *token);
+SPLADE_API int32_t splade_tokenizer_cls_id(const splade_tokenizer *t);
+SPLADE_API int32_t splade_tokenizer_sep_id(const splade_tokenizer *t);
+SPLADE_API int32_t splade_tokenizer_pad_id(const splade_tokenizer *t);
 
-void splade_tokenizer_free(splade_tokenizer *t);
+SPLADE_API void splade_tokenizer_free(splade_tokenizer *t);
 
 #ifdef __cplusplus
 }

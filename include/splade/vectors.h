@@ -5,6 +5,8 @@
 #ifndef SPLADE_VECTORS_H
 #define SPLADE_VECTORS_H
 
+#include "splade.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -23,11 +25,11 @@ typedef struct {
 } splade_vector_record;
 
 /* "-" is standard input. *out owned by the caller: splade_vectors_close. */
-int splade_vectors_open(const char *path, splade_vectors_reader **out);
+SPLADE_API int splade_vectors_open(const char *path, splade_vectors_reader **out);
 /* 1 with *rec filled (valid until the next call), 0 at end, or a negative status; on
  * SPLADE_ERR_FORMAT the detail reads "PATH:LINE: reason" and the reader has moved past the line. */
-int splade_vectors_next(splade_vectors_reader *r, splade_vector_record *rec);
-void splade_vectors_close(splade_vectors_reader *r);
+SPLADE_API int splade_vectors_next(splade_vectors_reader *r, splade_vector_record *rec);
+SPLADE_API void splade_vectors_close(splade_vectors_reader *r);
 
 #ifdef __cplusplus
 }

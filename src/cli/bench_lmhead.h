@@ -4,6 +4,8 @@
 #ifndef SPLADE_CLI_BENCH_LMHEAD_H
 #define SPLADE_CLI_BENCH_LMHEAD_H
 
+#include "splade.h"
+
 typedef struct {
     int B, S, D, V;
 } shape;
@@ -17,7 +19,8 @@ typedef struct {
 } bench_lmhead_opts;
 
 #define SPLADE_BENCH_LMHEAD_GPU "splade_cli_bench_lmhead_gpu"
-/* Measures and prints; the process exit status (0 ok, 1 a failure). */
-int splade_cli_bench_lmhead_gpu(const bench_lmhead_opts *o);
+/* Measures and prints; the process exit status (0 ok, 1 a failure). Exported from
+ * libsplade-cuda.so (built -fvisibility=hidden) for splade_gpu_symbol to find. */
+SPLADE_API int splade_cli_bench_lmhead_gpu(const bench_lmhead_opts *o);
 
 #endif

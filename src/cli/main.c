@@ -40,7 +40,7 @@ int main(int argc, char **argv)
         return splade_cli_finish_stdout("", argc < 2 ? 2 : 0);
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("splade-index %s\n", SPLADE_VERSION);
+        printf("splade-index %s\n", splade_version());
         return splade_cli_finish_stdout("", 0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -44,6 +44,8 @@
     X(splade_gpu_encoder_free)                                                                    \
     X(splade_lmhead_workspace_bytes)                                                              \
     X(splade_lmhead_gpu)                                                                          \
+    X(splade_lmhead_fused_plan)                                                                   \
+    X(splade_lmhead_gpu_fused)                                                                    \
     X(splade_lmhead_gpu_fp32)
 
 #define API_FIELD(fn) __typeof__(fn) *fn;
@@ -224,4 +226,20 @@ int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream)
     if (!cuda_loaded())
         return no_gpu();
     return api.splade_lmhead_gpu_fp32(a, stream);
+}
+
+int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan)
+{
+    if (cuda_loaded())
+        return api.splade_lmhead_fused_plan(path, a, plan);
+    if (plan)
+        memset(plan, 0, sizeof *plan);
+    return no_gpu();
+}
+
+int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream)
+{
+    if (!cuda_loaded())
+        return no_gpu();
+    return api.splade_lmhead_gpu_fused(path, a, stream);
 }

@@ -80,3 +80,18 @@ void *splade_gpu_symbol(const char *name)
     splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support (%s)", name);
     return NULL;
 }
+
+/* The same exported functions with or without CUDA, so that a program links against either build. */
+int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan)
+{
+    (void)path, (void)a;
+    if (plan)
+        memset(plan, 0, sizeof *plan);
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream)
+{
+    (void)path, (void)a, (void)stream;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}

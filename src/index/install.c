@@ -18,6 +18,7 @@
 #include "index/builder_internal.h"
 #include "index/reader_internal.h"
 #include "splade.h"
+#include "splade/build.h"
 
 #define TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
 #define LOCK_FILE ".lock"

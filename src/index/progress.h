@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "splade.h"
+
 typedef struct {
     int enabled;
     uint64_t total;   /* 0 when unknown (no ETA) */
@@ -14,6 +16,7 @@ typedef struct {
 void splade_progress_start(splade_progress *p, uint64_t total, int quiet);
 void splade_progress_update(splade_progress *p, uint64_t done);
 void splade_progress_finish(splade_progress *p, uint64_t done);
-double splade_now(void);
+/* Exported for the CLI's timings (monotonic seconds). */
+SPLADE_API double splade_now(void);
 
 #endif

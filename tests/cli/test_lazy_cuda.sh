@@ -5,8 +5,8 @@
 # says in one line that it encodes on the CPU and succeeds, and `--device cuda` fails naming the
 # flag and the reason. In a CUDA build, a stand-in libcuda.so.1 (an empty object) gets past the
 # driver check: then libsplade-cuda.so and cuBLAS are loaded on demand, the CUDA runtime refuses
-# the fake driver, and the same fallback and error follow; a binary with no libsplade-cuda.so
-# beside it falls back naming the missing object. Uses cache/splade-tiny (`make models`).
+# the fake driver, and the same fallback and error follow; a libsplade.so.0 with no
+# libsplade-cuda.so beside it falls back naming the missing object. Uses cache/splade-tiny (`make models`).
 set -u
 ROOT=$(pwd)
 BIN=${BUILD:-build}/splade-index
@@ -83,8 +83,9 @@ rm -rf auto.idx
 LD_LIBRARY_PATH="$T/fakedrv" "$BIN" bench-lmhead >/dev/null 2>"$T/err" && fail "bench-lmhead succeeded without a GPU"
 grep -q "bench-lmhead: no usable GPU (.*driver" "$T/err" || fail "bench-lmhead error: $(cat "$T/err")"
 
-# a binary without libsplade-cuda.so beside it (or above, or on the library path) names what is missing
-mkdir -p lone/bin && cp "$BIN" lone/bin/
+# a libsplade.so.0 without libsplade-cuda.so beside it (or above, or on the library path) names
+# what is missing (the loader is in the library; the CLI finds it in ../lib, as installed)
+mkdir -p lone/bin lone/lib && cp "$BIN" lone/bin/ && cp -L "$(dirname "$BIN")/libsplade.so.0" lone/lib/
 BIN=$T/lone/bin/splade-index
 check_no_gpu "no libsplade-cuda.so" "cannot load the GPU code \(libsplade-cuda.so" \
     LD_LIBRARY_PATH="$T/fakedrv"
