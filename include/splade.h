@@ -59,7 +59,7 @@ void splade_clear_error(void);
  * does; with none set (the default) it is dropped. msg is one line without a newline, valid only
  * during the call. The callback may be called from any thread that runs library code, so it must be
  * thread safe; splade_set_log itself may be called at any time (NULL turns logging off). The CLI
- * installs one printing "splade-index: MSG" on stderr (src/cli/cli_log.c). */
+ * installs one printing "splade-index: MSG" on stderr (src/cli/cli_output.c). */
 enum { SPLADE_LOG_ERROR = 0, SPLADE_LOG_WARNING = 1, SPLADE_LOG_INFO = 2, SPLADE_LOG_DEBUG = 3 };
 typedef void (*splade_log_fn)(void *user, int level, const char *msg);
 void splade_set_log(splade_log_fn fn, void *user);
