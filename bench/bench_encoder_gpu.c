@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/settings.h"
 #include "splade.h"
 #include "splade/gpu.h"
 #include "splade/model.h"
@@ -397,6 +398,7 @@ int main(int argc, char **argv)
         else
             unsetenv("SPLADE_GPU_FFN_CHUNK");
         setenv("SPLADE_GPU_GEMM_TUNE", var[vi].tune, 1);
+        splade_settings_reload(); /* the knobs are read once per process otherwise */
         const int gm = vi != 0, hk = var[vi].naive;  /* gm: not the default variant */
         {
             const size_t base = used_bytes();

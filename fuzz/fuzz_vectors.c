@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     splade_index_builder *b;
     if (splade_builder_create(NULL, 0, NULL, &b) == SPLADE_OK) {
-        splade_ingest_opts opts = {.quiet = 1};
+        splade_ingest_opts opts = {0};
         splade_build_stats st;
         splade_builder_allow_empty(b, 1); /* the folder is reused: an empty input must still be written and checked */
         if (splade_ingest_vectors(b, path, &opts) == SPLADE_OK && splade_builder_write(b, dir, &st) == SPLADE_OK) {

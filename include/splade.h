@@ -65,6 +65,24 @@ SPLADE_API int splade_fail(int status, const char *fmt, ...)
 /* Clears the thread's error detail. */
 SPLADE_API void splade_clear_error(void);
 
+/* Diagnostics. The library never prints: what it has to say beyond a status (a device fallback, a
+ * skipped input line, a download under way) goes to the log callback, as sqlite's SQLITE_CONFIG_LOG
+ * does; with none set (the default) it is dropped. msg is one line without a newline, valid only
+ * during the call. The callback may be called from any thread that runs library code, so it must be
+ * thread safe; splade_set_log itself may be called at any time (NULL turns logging off). The CLI
+ * installs one printing "splade-index: MSG" on stderr (src/cli/cli_output.c). */
+enum { SPLADE_LOG_ERROR = 0, SPLADE_LOG_WARNING = 1, SPLADE_LOG_INFO = 2, SPLADE_LOG_DEBUG = 3 };
+typedef void (*splade_log_fn)(void *user, int level, const char *msg);
+SPLADE_API void splade_set_log(splade_log_fn fn, void *user);
+
+/* Progress of a long operation (an index build, a model download), reported through the callback
+ * in that operation's options (splade_ingest_opts, splade_fetch_opts): per operation rather than
+ * global, so that two builds in one process report to their own owners. `stage` names what is
+ * counted (documented at each option); done < total in every call but a stage's last, which has
+ * done == total (total 0 before then: the size is not known in advance). Called on the thread that
+ * runs the operation; NULL: no calls. */
+typedef void (*splade_progress_fn)(void *user, const char *stage, uint64_t done, uint64_t total);
+
 #ifdef __cplusplus
 }
 #endif

@@ -177,7 +177,7 @@ static void test_vectors_vocab_70000(void **state)
     fclose(f);
     splade_index_builder *b;
     assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
-    splade_ingest_opts opts = {.quiet = 1};
+    splade_ingest_opts opts = {0};
     assert_int_equal(splade_ingest_vectors(b, vpath, &opts), 0);
     char ixdir[600];
     snprintf(ixdir, sizeof ixdir, "%s/ix", dir);

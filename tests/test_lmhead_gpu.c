@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "splade.h"
 #include "splade/gpu.h"
 #include "splade/lmhead.h"
@@ -274,6 +275,7 @@ static void run_case(const tcase *tc)
         setenv("SPLADE_LMHEAD_WS", wsv[k], 1);
         setenv("SPLADE_LMHEAD_TMA", tmav[k], 1);
         setenv("SPLADE_LMHEAD_WS_LAG", k == 10 ? "1" : "2", 1);
+        splade_settings_reload(); /* the knobs are read once per process otherwise */
         a.H_rows = k == 4 ? 0 : rows;
         if (k < NAIVE) {
             int st = splade_lmhead_fused_plan(path, &a, &pl);
@@ -339,6 +341,7 @@ static void run_case(const tcase *tc)
     unsetenv("SPLADE_LMHEAD_WS");
     unsetenv("SPLADE_LMHEAD_TMA");
     unsetenv("SPLADE_LMHEAD_WS_LAG");
+    splade_settings_reload();
     CK(cudaFree(dH));
     CK(cudaFree(dW));
     CK(cudaFree(dbias));

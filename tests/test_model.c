@@ -196,39 +196,45 @@ static void test_resolve(void **state)
 {
     (void)state;
     char path[4096], *dir = fx_make(&(fx_opts){0});
-    setenv("SPLADE_CACHE", "/nonexistent-cache", 1);
-    assert_int_equal(splade_model_resolve(dir, path, sizeof path), SPLADE_OK);
+    splade_model_paths paths = {.cache_dir = "/nonexistent-cache"};
+    assert_int_equal(splade_model_resolve(dir, &paths, path, sizeof path), SPLADE_OK);
     assert_string_equal(path, dir);
-    setenv("SPLADE_MODEL", dir, 1);
-    assert_int_equal(splade_model_resolve(NULL, path, sizeof path), SPLADE_OK);
+    paths.default_model = dir;
+    assert_int_equal(splade_model_resolve(NULL, &paths, path, sizeof path), SPLADE_OK);
     assert_string_equal(path, dir);
-    assert_int_equal(splade_model_resolve("no/such-model", path, sizeof path), SPLADE_ERR_NOT_FOUND);
+    assert_int_equal(splade_model_resolve("no/such-model", &paths, path, sizeof path), SPLADE_ERR_NOT_FOUND);
     assert_non_null(strstr(splade_error_detail(), "fetch-model"));
     assert_non_null(strstr(splade_error_detail(), "/nonexistent-cache/no/such-model"));
-    unsetenv("SPLADE_MODEL");
-    /* The cache layout of fetch-model: $SPLADE_CACHE/ORG/NAME. */
+    /* a default that is not there is named with its origin */
+    paths = (splade_model_paths){.default_model = "/no/such/dir", .default_origin = "$SPLADE_MODEL"};
+    assert_int_equal(splade_model_resolve(NULL, &paths, path, sizeof path), SPLADE_ERR_NOT_FOUND);
+    assert_non_null(strstr(splade_error_detail(), "model \"/no/such/dir\" (from $SPLADE_MODEL) not found"));
+    /* The cache layout of fetch-model: CACHE/ORG/NAME. */
     char *cache = strdup("/tmp/splade_cache_XXXXXX"), link[4200];
     assert_non_null(mkdtemp(cache));
     snprintf(link, sizeof link, "%s/org", cache);
     mkdir(link, 0755);
     snprintf(link, sizeof link, "%s/org/tiny", cache);
     assert_int_equal(symlink(dir, link), 0);
-    setenv("SPLADE_CACHE", cache, 1);
-    assert_int_equal(splade_model_resolve("org/tiny", path, sizeof path), SPLADE_OK);
+    paths = (splade_model_paths){.cache_dir = cache};
+    assert_int_equal(splade_model_resolve("org/tiny", &paths, path, sizeof path), SPLADE_OK);
     assert_string_equal(path, link);
+    /* the library reads no environment: without paths, the cache is not searched */
+    setenv("SPLADE_CACHE", cache, 1);
+    assert_int_equal(splade_model_resolve("org/tiny", NULL, path, sizeof path), SPLADE_ERR_NOT_FOUND);
+    unsetenv("SPLADE_CACHE");
     unlink(link);
     snprintf(link, sizeof link, "%s/org", cache);
     rmdir(link);
     rmdir(cache);
     free(cache);
     if (access("./cache/" SPLADE_DEFAULT_MODEL "/config.json", R_OK) == 0) {
-        assert_int_equal(splade_model_resolve(NULL, path, sizeof path), SPLADE_OK);
+        assert_int_equal(splade_model_resolve(NULL, NULL, path, sizeof path), SPLADE_OK);
         assert_string_equal(path, "./cache/" SPLADE_DEFAULT_MODEL);
     } else {
-        assert_int_equal(splade_model_resolve(NULL, path, sizeof path), SPLADE_ERR_NOT_FOUND);
+        assert_int_equal(splade_model_resolve(NULL, NULL, path, sizeof path), SPLADE_ERR_NOT_FOUND);
         assert_non_null(strstr(splade_error_detail(), "make models"));
     }
-    unsetenv("SPLADE_CACHE");
     fx_remove(dir);
 }
 

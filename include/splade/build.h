@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "splade.h"
 #include "splade/encoder.h"
 #include "splade/index.h"
 
@@ -15,10 +16,15 @@ extern "C" {
 #endif
 
 typedef struct {
-    int skip_invalid;        /* count and skip malformed lines instead of failing */
-    int quiet;               /* no progress bar */
+    int skip_invalid;        /* count and skip malformed lines instead of failing; each one skipped is
+                                logged (SPLADE_LOG_WARNING "skipped: PATH:LINE: reason") */
     int allow_empty;         /* an input without any record is not an error (build --allow-empty) */
     uint32_t skipped;        /* out: malformed lines skipped */
+    /* Stage "documents": done = documents added (for a corpus: encoded, after each chunk), total =
+     * the input's lines (splade_count_lines; 0 for gzip or a pipe) until the last call, which has
+     * done == total == the documents read. NULL: no calls. */
+    splade_progress_fn progress;
+    void *progress_user;
 } splade_ingest_opts;
 
 /* Input of either kind (plain or gzip) that yields no document fails: SPLADE_ERR_FORMAT "every line

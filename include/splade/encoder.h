@@ -20,17 +20,18 @@ extern "C" {
 typedef enum { SPLADE_DEVICE_AUTO = 0, SPLADE_DEVICE_CPU = 1, SPLADE_DEVICE_CUDA = 2 } splade_device;
 
 typedef struct {
-    splade_device device;        /* AUTO: GPU if usable (one-line notice on stderr), else CPU */
+    splade_device device;        /* AUTO: GPU if usable, else CPU (a one-line SPLADE_LOG_INFO notice
+                                    says which, and why not the GPU) */
     int threads;                 /* CPU threads; <= 0: all cores */
     int32_t max_length;          /* tokens incl. [CLS]/[SEP]; <= 0: 256, capped at the model's */
     int32_t batch_size;          /* documents per forward pass; <= 0: device default */
     splade_lmhead_kind lmhead;   /* GPU head: fused (default) or naive */
     float threshold;             /* drop weights <= threshold (0: keep all positive) */
     int32_t top_k;               /* keep the top_k terms; <= 0: all */
-    int quiet;                   /* suppress the device notice */
+    int quiet;                   /* no device notice in the log */
     int32_t max_batch_tokens;    /* memory cap: a batch over this many tokens is treated as out of
-                                    memory and split (as a real GPU OOM is); <= 0: no cap, but
-                                    $SPLADE_MAX_BATCH_TOKENS is read when set */
+                                    memory and split (as a real GPU OOM is); <= 0: no cap (the CLI
+                                    sets it from $SPLADE_MAX_BATCH_TOKENS) */
     splade_precision precision;  /* GPU numeric format: BF16 (default, fast) or FP32 (reproduces
                                     the CPU vectors); the CPU always computes in fp32 */
     int gpu_dense_output;        /* GPU only: 1 copies the whole [B, V] output to the host and

@@ -23,16 +23,13 @@ extern "C" {
 #endif
 
 #define SPLADE_INDEX_FILE "index.spx"
-#define SPLADE_INDEX_DEFAULT_DIR "splade.idx" /* used when neither -o/-i nor $SPLADE_INDEX is given */
+#define SPLADE_INDEX_DEFAULT_DIR "splade.idx" /* the CLI's when neither -o/-i nor $SPLADE_INDEX is given */
 #define SPLADE_INDEX_VERSION 2
 #define SPLADE_BLOCK_SIZE 128
 #define SPLADE_SNIPPET_BYTES 200
 #define SPLADE_RANGE_SHIFT 6 /* doc-id ranges of 64 documents carry per-term maxima (BMP pruning) */
 
 enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4, SPLADE_IX_REORDERED = 8 };
-
-/* The index directory a command uses: `arg` if given, else $SPLADE_INDEX, else the default. */
-SPLADE_API const char *splade_index_dir(const char *arg);
 
 /* CRC32C (Castagnoli) of n bytes continuing from crc (start with 0). */
 SPLADE_API uint32_t splade_crc32c(uint32_t crc, const void *data, size_t n);
@@ -96,9 +93,13 @@ SPLADE_API void splade_builder_keep_order(splade_index_builder *b, int keep);
 
 /* Threads splade_builder_write may use for the inversion: reordering, radix passes and encoding
  * (default, or threads <= 0: all online cores; collections under 65,536 postings use one). The index
- * file does not depend on it (byte for byte, given the same build time: see SOURCE_DATE_EPOCH in
- * docs/FORMAT.md). */
+ * file does not depend on it (byte for byte, given the same build time: see splade_builder_set_build_time). */
 SPLADE_API void splade_builder_set_threads(splade_index_builder *b, int threads);
+
+/* The build time (Unix seconds) the index records instead of the time of writing. A fixed time
+ * makes the same input give the same file, byte for byte (reproducible builds: the CLI passes
+ * $SOURCE_DATE_EPOCH, docs/FORMAT.md). */
+SPLADE_API void splade_builder_set_build_time(splade_index_builder *b, uint64_t unix_seconds);
 
 SPLADE_API void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
 SPLADE_API uint32_t splade_builder_n_docs(const splade_index_builder *b);

@@ -5,12 +5,11 @@
 #ifndef SPLADE_MODEL_H
 #define SPLADE_MODEL_H
 
-#include "splade.h"
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "splade.h"
 #include "splade/tokenizer.h"
 
 #ifdef __cplusplus
@@ -74,30 +73,50 @@ SPLADE_API int splade_config_load(const char *config_path, splade_config *cfg);
 /* Index of the first NaN or Inf among x[0 .. n), n when all are finite. */
 SPLADE_API size_t splade_first_nonfinite(const float *x, size_t n);
 
-/* Name of the model used when neither --model nor $SPLADE_MODEL is given. */
+/* Name of the model used when no name is given and paths->default_model is unset. */
 #define SPLADE_DEFAULT_MODEL "splade-tiny"
 
-/* Resolves the model folder the CLI should load, in this order:
+/* Where models are looked for. The library reads no environment: the CLI fills this from
+ * $SPLADE_MODEL, $SPLADE_CACHE and $HOME (src/cli/cli_env.c). A zeroed struct (or NULL) means no
+ * cache and no default beyond ./cache/splade-tiny. */
+typedef struct {
+    const char *cache_dir;       /* fetch-model's store (ORG/NAME under it); NULL or "": none. The
+                                    CLI: $SPLADE_CACHE, else $HOME/.cache/splade-index */
+    const char *default_model;   /* name or folder used when none is given; NULL or "": see below.
+                                    The CLI: $SPLADE_MODEL */
+    const char *default_origin;  /* how messages name where default_model came from ("$SPLADE_MODEL");
+                                    NULL: "the default" */
+} splade_model_paths;
+
+/* Resolves the model folder to load, in this order:
  *   1. `arg` (e.g. --model) when non-NULL and non-empty: a folder holding config.json, else
- *      ~/.cache/splade-index/ARG (so `--model ORG/NAME` finds what fetch-model stored);
- *   2. $SPLADE_MODEL (same rules);
- *   3. ~/.cache/splade-index/splade-tiny, then ./cache/splade-tiny (what `make models` writes).
+ *      CACHE/ARG (so `--model ORG/NAME` finds what fetch-model stored);
+ *   2. paths->default_model (same rules);
+ *   3. CACHE/splade-tiny, then ./cache/splade-tiny (what `make models` writes).
  * Writes the folder to path[n]. SPLADE_ERR_NOT_FOUND names what was tried and the
- * command that fetches a model. */
-SPLADE_API int splade_model_resolve(const char *arg, char *path, size_t n);
+ * command that fetches a model. paths may be NULL. */
+SPLADE_API int splade_model_resolve(const char *arg, const splade_model_paths *paths, char *path, size_t n);
+
+typedef struct {
+    const char *dest;        /* folder to write; NULL: cache_dir/ORG/NAME */
+    const char *cache_dir;   /* used when dest is NULL (then required) */
+    const char *endpoint;    /* hub base URL; NULL or "": https://huggingface.co (the CLI:
+                                $SPLADE_HF_ENDPOINT) */
+    const char *token;       /* sent as a bearer token; NULL or "": none (the CLI: $HF_TOKEN) */
+    /* Stage = the file's name ("model.safetensors"), one call when a file has been downloaded, with
+     * done == total == its size in bytes (files complete from an earlier run: no call). NULL: none. */
+    splade_progress_fn progress;
+    void *progress_user;
+} splade_fetch_opts;
 
 /* Downloads a Hugging Face model repository ORG/NAME (config.json, vocab.txt, model.safetensors;
- * tokenizer_config.json when present) from $SPLADE_HF_ENDPOINT (default https://huggingface.co)
- * /ORG/NAME/resolve/main/FILE into `dest` (NULL: splade_cache_dir()/ORG/NAME). Resumable: a file
- * arrives as FILE.part, continued with a Range request, renamed when complete; complete files
- * are kept. $HF_TOKEN, when set, is sent as a bearer token. The folder written goes to dir[n].
+ * tokenizer_config.json when present) from ENDPOINT/ORG/NAME/resolve/main/FILE into opts->dest
+ * (else opts->cache_dir/ORG/NAME). Resumable: a file arrives as FILE.part, continued with a Range
+ * request, renamed when complete; complete files are kept. Logs "fetching ORG/NAME from URL into
+ * DIR" (SPLADE_LOG_INFO) before the first file. The folder written goes to dir[n].
  * Errors: SPLADE_ERR_NETWORK (unreachable / transfer failed), SPLADE_ERR_NOT_FOUND (HTTP 404 for a
- * required file), SPLADE_ERR_IO, SPLADE_ERR_INVALID_ARG (repo not ORG/NAME). */
-SPLADE_API int splade_model_fetch(const char *repo, const char *dest, int quiet, char *dir, size_t n);
-
-/* Folder fetch-model stores ORG/NAME in: $SPLADE_CACHE if set (tests use it), else
- * $HOME/.cache/splade-index. */
-SPLADE_API int splade_cache_dir(char *path, size_t n);
+ * required file), SPLADE_ERR_IO, SPLADE_ERR_INVALID_ARG (repo not ORG/NAME, no folder given). */
+SPLADE_API int splade_model_fetch(const char *repo, const splade_fetch_opts *opts, char *dir, size_t n);
 
 #ifdef __cplusplus
 }

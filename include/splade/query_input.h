@@ -6,6 +6,7 @@
 #include "splade.h"
 
 #include "splade/index.h"
+#include "splade/model.h"
 #include "splade/query.h"
 
 #ifdef __cplusplus
@@ -17,6 +18,9 @@ typedef struct {
     const char *device;  /* "auto", "cpu" (default for queries), "cuda" */
     const char *precision; /* GPU number format: "bf16" (default) or "fp32"; NULL: bf16 */
     int threads;         /* encoder CPU threads; <= 0: default */
+    const splade_model_paths *model_paths; /* where the model is looked for (splade_model_resolve);
+                                              NULL: no cache, no default */
+    int32_t max_batch_tokens; /* the encoder's cap (splade_encoder_opts); <= 0: none */
 } splade_query_encode_opts;
 
 typedef struct {

@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_env.h"
+#include "cli/cli_output.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "index/progress.h"
 #include "splade.h"
 #include "splade/build.h"
 #include "splade/index.h"
@@ -96,12 +97,12 @@ static int build_from_corpus(const build_opts *o, const char *out_dir, splade_in
     splade_model *m = NULL;
     splade_encoder *enc = NULL;
     splade_encoder_opts eo = {.threads = o->threads, .max_length = o->max_length, .batch_size = o->batch,
-                              .quiet = o->quiet};
+                              .quiet = o->quiet, .max_batch_tokens = splade_cli_max_batch_tokens()};
     int rc = splade_parse_device(o->device, &eo.device);
     if (rc == 0)
         rc = splade_parse_precision(o->precision, &eo.precision);
     if (rc == 0)
-        rc = splade_model_resolve(o->model, dir, sizeof dir);
+        rc = splade_model_resolve(o->model, splade_cli_model_paths(), dir, sizeof dir);
     if (rc == 0)
         rc = splade_model_load(dir, &m);
     if (rc == 0)
@@ -131,9 +132,14 @@ int cmd_build(int argc, char **argv)
     int prc = parse(argc, argv, &o);
     if (prc >= 0)
         return prc;
-    const char *dir = splade_index_dir(o.out);
-    double t0 = splade_now();
-    splade_ingest_opts io = {.skip_invalid = o.skip_invalid, .quiet = o.quiet, .allow_empty = o.allow_empty};
+    const char *dir = splade_cli_index_dir(o.out);
+    double t0 = splade_cli_now();
+    splade_cli_bar bar;
+    splade_ingest_opts io = {.skip_invalid = o.skip_invalid, .allow_empty = o.allow_empty};
+    if (splade_cli_bar_start(&bar, o.quiet)) {
+        io.progress = splade_cli_bar_progress;
+        io.progress_user = &bar;
+    }
     splade_index_builder *b = NULL;
     int rc;
     if (o.vectors) {
@@ -149,11 +155,12 @@ int cmd_build(int argc, char **argv)
     if (rc == 0) {
         splade_builder_set_threads(b, o.threads);
         splade_builder_allow_empty(b, o.allow_empty);
+        splade_cli_build_time(b);
         rc = splade_builder_write(b, dir, &st);
     }
     splade_builder_free(b);
     if (rc < 0)
         return fail(rc);
-    print_summary(&o, &st, io.skipped, splade_now() - t0, dir);
+    print_summary(&o, &st, io.skipped, splade_cli_now() - t0, dir);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_env.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
@@ -186,7 +187,9 @@ static int fail(int rc)
 static int run(const encode_opts *o, splade_model *m)
 {
     splade_encoder *e;
-    int rc = splade_encoder_create(m, &o->eo, &e);
+    splade_encoder_opts eo = o->eo;
+    eo.max_batch_tokens = splade_cli_max_batch_tokens();
+    int rc = splade_encoder_create(m, &eo, &e);
     if (rc)
         return fail(rc);
     long total = 0, truncated = 0;
@@ -219,7 +222,7 @@ int cmd_encode(int argc, char **argv)
         return st;
     char dir[4096];
     splade_model *m;
-    int rc = splade_model_resolve(o.model, dir, sizeof dir);
+    int rc = splade_model_resolve(o.model, splade_cli_model_paths(), dir, sizeof dir);
     if (!rc)
         rc = splade_model_load(dir, &m);
     if (rc)

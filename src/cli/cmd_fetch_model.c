@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli_env.h"
+#include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "splade.h"
 #include "splade/model.h"
@@ -15,6 +17,14 @@ static const char usage_text[] =
     "from $SPLADE_HF_ENDPOINT (default https://huggingface.co)/ORG/NAME/resolve/main/ into DIR\n"
     "(default: $SPLADE_CACHE, else ~/.cache/splade-index, then /ORG/NAME; `--model ORG/NAME` finds it\n"
     "there). An interrupted download resumes from FILE.part. $HF_TOKEN is sent when set.\n";
+
+/* One line per file downloaded: its name and size. */
+static void print_file(void *user, const char *name, uint64_t done, uint64_t total)
+{
+    (void)user;
+    (void)total; /* the one call per file has done == total */
+    fprintf(stderr, "  %-22s %10lld bytes\n", name, (long long)done);
+}
 
 int cmd_fetch_model(int argc, char **argv)
 {
@@ -37,9 +47,16 @@ int cmd_fetch_model(int argc, char **argv)
         fputs(usage_text, stderr);
         return 2;
     }
-    char dir[4096];
+    char dir[4096], cache[4096] = "";
     splade_model *m = NULL;
-    int rc = splade_model_fetch(argv[optind], dest, quiet, dir, sizeof dir);
+    splade_fetch_opts fo = {.dest = dest, .progress = quiet ? NULL : print_file};
+    splade_cli_fetch_env(&fo);
+    splade_cli_log_quiet(quiet);
+    splade_cli_log_bare_info(1); /* "fetching ORG/NAME from URL into DIR" heads the report */
+    int rc = dest ? SPLADE_OK : splade_cli_cache_dir(cache, sizeof cache);
+    fo.cache_dir = cache;
+    if (!rc)
+        rc = splade_model_fetch(argv[optind], &fo, dir, sizeof dir);
     if (!rc)
         rc = splade_model_load(dir, &m);
     if (rc) {

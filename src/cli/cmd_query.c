@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cli_env.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
@@ -210,7 +211,9 @@ int cmd_query(int argc, char **argv)
     if (prc >= 0)
         return prc;
     splade_index *ix;
-    int rc = splade_index_open(splade_index_dir(o.index), &ix);
+    o.enc.model_paths = splade_cli_model_paths();
+    o.enc.max_batch_tokens = splade_cli_max_batch_tokens();
+    int rc = splade_index_open(splade_cli_index_dir(o.index), &ix);
     uint64_t n_docs = rc == 0 ? splade_index_get_info(ix)->n_docs : 0;
     if (rc == 0 && (uint64_t)o.k > n_docs) /* no more hits can come back, and a batch allocates k per query */
         o.k = n_docs ? (int)n_docs : 1;

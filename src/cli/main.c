@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli_output.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "splade.h"
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
     /* A file over RLIMIT_FSIZE (`ulimit -f`) must be an error (EFBIG) that the writer reports and
      * cleans up after, not a silent kill leaving a temporary file (SIGXFSZ's default). */
     signal(SIGXFSZ, SIG_IGN);
+    splade_cli_log_install(); /* the library's notices and warnings on stderr, as "splade-index: ..." */
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return splade_cli_finish_stdout("", argc < 2 ? 2 : 0);

@@ -5,6 +5,7 @@
 #include "splade.h"
 #include "splade/encoder.h"
 #include "splade/gpu.h"
+#include "common/log.h"
 #include "encoder/forward_cpu.h"
 
 #include <stdio.h>
@@ -20,13 +21,14 @@ struct splade_encoder {
     splade_gpu_encoder *gpu;
 };
 
+/* The one-line device notice (info: which device encodes, and why not the GPU), unless quiet. */
 static void notice(const splade_encoder *e, const char *fmt, const char *a, const char *b)
 {
     if (e->o.quiet)
         return;
-    fprintf(stderr, "splade-index: ");
-    fprintf(stderr, fmt, a, b);
-    fputc('\n', stderr);
+    char msg[1536];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    splade_log(SPLADE_LOG_INFO, "%s", msg);
 }
 
 /* Tries the GPU; 1 when it will be used. For AUTO every failure is a CPU fallback. */
@@ -84,9 +86,6 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
         free(e);
         return rc;
     }
-    const char *cap = getenv("SPLADE_MAX_BATCH_TOKENS");
-    if (e->o.max_batch_tokens <= 0 && cap)
-        e->o.max_batch_tokens = atoi(cap);
     if (e->o.batch_size <= 0)
         e->o.batch_size = e->dev == SPLADE_DEVICE_CUDA ? GPU_BATCH : CPU_BATCH;
     *out = e;

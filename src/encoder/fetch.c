@@ -1,4 +1,5 @@
 /* fetch-model: Hugging Face "resolve" URLs over libcurl, one file at a time, resumable. */
+#include "common/log.h"
 #include "splade.h"
 #include "splade/model.h"
 
@@ -124,7 +125,8 @@ static int get(const char *url, const char *part, struct curl_slist *hdr, long *
                        cr == CURLE_COULDNT_RESOLVE_HOST || cr == CURLE_COULDNT_CONNECT ? "; offline?" : "");
 }
 
-static int fetch_file(const char *base, const char *dir, const model_file *mf, struct curl_slist *hdr, int quiet)
+static int fetch_file(const char *base, const char *dir, const model_file *mf, struct curl_slist *hdr,
+                      const splade_fetch_opts *o)
 {
     char url[4200], path[4400], part[4500];
     snprintf(url, sizeof url, "%s/%s", base, mf->name);
@@ -152,14 +154,14 @@ static int fetch_file(const char *base, const char *dir, const model_file *mf, s
     if (rename(part, path))
         return splade_fail(SPLADE_ERR_IO, "rename %s: %s", part, strerror(errno));
     struct stat st;
-    if (!quiet && stat(path, &st) == 0)
-        fprintf(stderr, "  %-22s %10lld bytes\n", mf->name, (long long)st.st_size);
+    if (o->progress && stat(path, &st) == 0)
+        o->progress(o->progress_user, mf->name, (uint64_t)st.st_size, (uint64_t)st.st_size);
     return SPLADE_OK;
 }
 
-static int fetch_all(const char *repo, const char *dir, int quiet)
+static int fetch_all(const char *repo, const char *dir, const splade_fetch_opts *o)
 {
-    const char *ep = getenv("SPLADE_HF_ENDPOINT");
+    const char *ep = o->endpoint;
     char base[4096], auth[4200];
     if (!ep || !*ep)
         ep = "https://huggingface.co";
@@ -168,38 +170,39 @@ static int fetch_all(const char *repo, const char *dir, int quiet)
         el--;
     snprintf(base, sizeof base, "%.*s/%s/resolve/main", (int)el, ep, repo);
     struct curl_slist *hdr = NULL;
-    const char *tok = getenv("HF_TOKEN");
+    const char *tok = o->token;
     if (tok && *tok) {
         snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
         hdr = curl_slist_append(NULL, auth);
     }
-    if (!quiet)
-        fprintf(stderr, "fetching %s from %s into %s\n", repo, base, dir);
+    splade_log(SPLADE_LOG_INFO, "fetching %s from %s into %s", repo, base, dir);
     int rc = SPLADE_OK;
     for (size_t i = 0; !rc && i < sizeof FILES / sizeof *FILES; i++)
-        rc = fetch_file(base, dir, &FILES[i], hdr, quiet);
+        rc = fetch_file(base, dir, &FILES[i], hdr, o);
     curl_slist_free_all(hdr);
     return rc;
 }
 
-int splade_model_fetch(const char *repo, const char *dest, int quiet, char *dir, size_t n)
+int splade_model_fetch(const char *repo, const splade_fetch_opts *opts, char *dir, size_t n)
 {
     if (!repo || !valid_repo(repo))
         return splade_fail(SPLADE_ERR_INVALID_ARG, "'%s' is not a Hugging Face model name ORG/NAME",
                            repo ? repo : "(null)");
-    char cache[4096];
-    int rc = SPLADE_OK;
-    if (dest)
-        snprintf(dir, n, "%s", dest);
-    else if (!(rc = splade_cache_dir(cache, sizeof cache)))
-        snprintf(dir, n, "%s/%s", cache, repo);
-    if (!rc)
-        rc = mkdirs(dir);
+    const splade_fetch_opts none = {0};
+    const splade_fetch_opts *o = opts ? opts : &none;
+    if (o->dest)
+        snprintf(dir, n, "%s", o->dest);
+    else if (o->cache_dir && *o->cache_dir)
+        snprintf(dir, n, "%s/%s", o->cache_dir, repo);
+    else
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "fetching %s: neither a destination nor a cache folder given",
+                           repo);
+    int rc = mkdirs(dir);
     if (rc)
         return rc;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return splade_fail(SPLADE_ERR_NETWORK, "curl_global_init failed");
-    rc = fetch_all(repo, dir, quiet);
+    rc = fetch_all(repo, dir, o);
     curl_global_cleanup();
     return rc;
 }

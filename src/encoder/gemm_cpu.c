@@ -6,6 +6,7 @@
  * The generic path (and large M, where packing is amortised) is single-threaded OpenBLAS. */
 #include "encoder/gemm_cpu.h"
 #include "common/cpu_team.h"
+#include "common/settings.h"
 #include "encoder/rowops_cpu.h"
 
 #include <cblas.h>
@@ -63,8 +64,7 @@ static int usable;
 
 static void decide_usable(void)
 {
-    const char *e = getenv("SPLADE_GEMM_CPU");
-    usable = !(e && !strcmp(e, "blas")) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    usable = !splade_settings_get()->gemm_cpu_blas && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
 }
 

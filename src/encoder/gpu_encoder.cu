@@ -47,6 +47,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/settings.h"
 #include "encoder/gpu_encoder_internal.h"
 #include "encoder/gpu_kernels.cuh"
 #include "encoder/gpu_sparse.cuh"
@@ -837,8 +838,7 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
 int pick_fp32_compute(splade_gpu_encoder *g)
 {
     g->compute = CUBLAS_COMPUTE_32F;
-    const char *env = getenv("SPLADE_GPU_FP32_COMPUTE");
-    if (env && strcmp(env, "default") == 0)
+    if (splade_settings_get()->gpu_fp32_compute_default)
         return SPLADE_OK;
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
@@ -927,21 +927,19 @@ extern "C" int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead
     g->heads = m->cfg.num_heads;
     g->hd = g->H / g->heads;
     g->P = m->cfg.max_position;
-    g->poison = getenv("SPLADE_GPU_POISON") && atoi(getenv("SPLADE_GPU_POISON"));
-    const char *ge = getenv("SPLADE_GPU_GELU");
-    g->gelu_tanh = !(ge && strcmp(ge, "erf") == 0);  // default: cuBLASLt's fused tanh GELU epilogue
-    const char *av = getenv("SPLADE_GPU_ATTN");
-    g->attn_ver = av && atoi(av) == 1 ? 1 : 2;
+    const splade_settings *knob = splade_settings_get();  // $SPLADE_GPU_* (src/common/settings.c)
+    g->poison = knob->gpu_poison;
+    g->gelu_tanh = !knob->gpu_gelu_erf;  // default: cuBLASLt's fused tanh GELU epilogue
+    g->attn_ver = knob->gpu_attn;
     g->attn_q = splade_gpu::attention_q_rows(g->attn_ver);
     if (g->fp32) {  // exact erf GELU and the fp32 attention's tiles, whatever the environment says
         g->gelu_tanh = false;
         g->attn_q = splade_gpu::attention_f32_q_rows();
     }
-    g->ffn_chunk = 0;  // one slice: measured 1-3% faster than L2-sized slices (docs/GPU_ENCODER.md)
-    if (const char *tn = getenv("SPLADE_GPU_GEMM_TUNE"))
-        g->tune = atoi(tn) != 0;
-    if (const char *fc = getenv("SPLADE_GPU_FFN_CHUNK"))
-        g->ffn_chunk = atoi(fc) > 0 ? (atoi(fc) + 127) / 128 * 128 : 0;
+    if (knob->gpu_gemm_tune >= 0)
+        g->tune = knob->gpu_gemm_tune != 0;
+    g->ffn_chunk = knob->gpu_ffn_chunk;  // default 0, one slice: measured 1-3% faster than L2-sized slices
+                                         // (docs/GPU_ENCODER.md)
     int rc = [&]() -> int {
         CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
         CUBLAS_TRY(cublasLtCreate(&g->lt));

@@ -1,4 +1,5 @@
-/* Where the CLI finds a model: one rule shared by encode, build and query. */
+/* Where a model is found: one rule shared by encode, build and query. The places come from the
+ * caller (splade_model_paths); the CLI fills them from the environment (src/cli/cli_env.c). */
 #include "splade.h"
 #include "splade/model.h"
 
@@ -6,20 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-int splade_cache_dir(char *path, size_t n)
-{
-    const char *env = getenv("SPLADE_CACHE"), *home = getenv("HOME");
-    int len;
-    if (env && *env)
-        len = snprintf(path, n, "%s", env);
-    else if (home && *home)
-        len = snprintf(path, n, "%s/.cache/splade-index", home);
-    else
-        return splade_fail(SPLADE_ERR_NOT_FOUND, "neither $SPLADE_CACHE nor $HOME is set");
-    return len < 0 || (size_t)len >= n ? splade_fail(SPLADE_ERR_INVALID_ARG, "cache path too long")
-                                       : SPLADE_OK;
-}
 
 static int has_config(const char *dir)
 {
@@ -31,14 +18,14 @@ static int has_config(const char *dir)
 }
 
 /* A folder as given, else the same name under the cache (ORG/NAME from fetch-model). */
-static int try_name(const char *name, char *path, size_t n, char *tried, size_t tn)
+static int try_name(const char *name, const char *cache, char *path, size_t n, char *tried, size_t tn)
 {
-    char cache[4096], cand[4096];
+    char cand[4096];
     if (has_config(name))
         return snprintf(path, n, "%s", name) < (int)n;
     size_t used = strlen(tried);
     snprintf(tried + used, tn - used, "%s%s", used ? ", " : "", name);
-    if (name[0] == '/' || splade_cache_dir(cache, sizeof cache) != SPLADE_OK)
+    if (name[0] == '/' || !cache)
         return 0;
     if (snprintf(cand, sizeof cand, "%s/%s", cache, name) >= (int)sizeof cand)
         return 0;
@@ -47,29 +34,32 @@ static int try_name(const char *name, char *path, size_t n, char *tried, size_t 
     return has_config(cand) && snprintf(path, n, "%s", cand) < (int)n;
 }
 
-int splade_model_resolve(const char *arg, char *path, size_t n)
+int splade_model_resolve(const char *arg, const splade_model_paths *paths, char *path, size_t n)
 {
     char tried[8192] = "";
     if (!path || !n)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_model_resolve: no output buffer");
-    const char *env = getenv("SPLADE_MODEL");
+    const splade_model_paths none = {0};
+    if (!paths)
+        paths = &none;
+    const char *cache = paths->cache_dir && *paths->cache_dir ? paths->cache_dir : NULL;
+    const char *dflt = paths->default_model;
     /* the message names the name and where it came from: the caller's (--model, an index's record), or the
-     * environment */
-    const char *name = arg && *arg ? arg : env && *env ? env : NULL;
+     * default's origin ($SPLADE_MODEL in the CLI) */
+    const char *name = arg && *arg ? arg : dflt && *dflt ? dflt : NULL;
     if (name) {
-        if (try_name(name, path, n, tried, sizeof tried))
+        if (try_name(name, cache, path, n, tried, sizeof tried))
             return SPLADE_OK;
         return splade_fail(SPLADE_ERR_NOT_FOUND,
-                           "model \"%s\"%s not found (tried %s): give a folder with config.json, or fetch "
-                           "one with `splade-index fetch-model ORG/NAME`", name, name == arg ? "" : " (from $SPLADE_MODEL)",
-                           tried);
+                           "model \"%s\"%s%s%s not found (tried %s): give a folder with config.json, or fetch "
+                           "one with `splade-index fetch-model ORG/NAME`", name, name == arg ? "" : " (from ",
+                           name == arg ? "" : paths->default_origin ? paths->default_origin : "the default",
+                           name == arg ? "" : ")", tried);
     }
-    char cache[4096], cand[4096 + 64];
+    char cand[4096 + 64];
     const char *cands[2] = {NULL, "./cache/" SPLADE_DEFAULT_MODEL};
-    if (splade_cache_dir(cache, sizeof cache) == SPLADE_OK) {
-        snprintf(cand, sizeof cand, "%s/" SPLADE_DEFAULT_MODEL, cache);
+    if (cache && snprintf(cand, sizeof cand, "%s/" SPLADE_DEFAULT_MODEL, cache) < (int)sizeof cand)
         cands[0] = cand;
-    }
     for (int i = 0; i < 2; i++) {
         if (!cands[i])
             continue;

@@ -220,6 +220,12 @@ void splade_builder_set_threads(splade_index_builder *b, int threads)
     b->threads = threads;
 }
 
+void splade_builder_set_build_time(splade_index_builder *b, uint64_t unix_seconds)
+{
+    b->fixed_time = 1;
+    b->build_time = unix_seconds;
+}
+
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n)
 {
     b->n_truncated += n;

@@ -46,6 +46,8 @@ struct splade_index_builder {
     int keep_order;        /* internal ids = corpus order (no reordering, reorder.c) */
     int threads;           /* threads the inversion may use; <= 0: all online cores (splade_build_threads) */
     int allow_empty;       /* may replace a non-empty index with one without postings */
+    int fixed_time;        /* build_time was given (splade_builder_set_build_time), else the time of writing */
+    uint64_t build_time;   /* Unix seconds recorded in the index when fixed_time */
     splade_dir_lock lock;  /* taken by splade_builder_lock, released by splade_builder_free */
 };
 

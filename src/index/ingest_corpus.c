@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "index/progress.h"
 #include "splade.h"
 #include "splade/build.h"
@@ -74,7 +75,7 @@ static int next_doc(splade_corpus_reader *r, splade_doc *d, splade_ingest_opts *
         int rc = splade_corpus_next(r, d);
         if (rc != SPLADE_ERR_FORMAT || !opts->skip_invalid)
             return rc;
-        fprintf(stderr, "splade-index: skipped: %s\n", splade_error_detail());
+        splade_log(SPLADE_LOG_WARNING, "skipped: %s", splade_error_detail());
         opts->skipped++;
     }
 }
@@ -89,7 +90,8 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
     chunk c;
     rc = chunk_init(&c, chunk_docs > 0 ? chunk_docs : 256);
     splade_progress pb;
-    splade_progress_start(&pb, splade_count_lines(path), opts->quiet);
+    splade_progress_start(&pb, opts->progress, opts->progress_user, "documents",
+                          opts->progress ? splade_count_lines(path) : 0); /* a pass over the file */
     splade_doc d;
     uint32_t encoded = 0;
     while (rc == 0 && (rc = next_doc(r, &d, opts)) == 1) {

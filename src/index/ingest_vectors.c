@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/log.h"
 #include "index/progress.h"
 #include "splade.h"
 #include "splade/build.h"
@@ -72,14 +73,15 @@ int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_inge
     if (rc < 0)
         return rc;
     splade_progress pb;
-    splade_progress_start(&pb, splade_count_lines(path), opts->quiet);
+    splade_progress_start(&pb, opts->progress, opts->progress_user, "documents",
+                          opts->progress ? splade_count_lines(path) : 0); /* a pass over the file */
     splade_vector_record rec;
     int32_t *terms = NULL;
     size_t cap = 0;
     for (;;) {
         rc = splade_vectors_next(r, &rec);
         if (rc == SPLADE_ERR_FORMAT && opts->skip_invalid) {
-            fprintf(stderr, "splade-index: skipped: %s\n", splade_error_detail());
+            splade_log(SPLADE_LOG_WARNING, "skipped: %s", splade_error_detail());
             opts->skipped++;
             continue;
         }

@@ -1,5 +1,5 @@
-/* Build progress bar on stderr: documents, docs/s and ETA, redrawn at most 10 times a second;
- * silent unless stderr is a terminal and the caller did not ask for quiet. */
+/* Build progress through the caller's callback (splade_progress_fn, include/splade.h): keeps the
+ * contract that done < total in every call but the last, which has done == total. */
 #ifndef SPLADE_INDEX_PROGRESS_H
 #define SPLADE_INDEX_PROGRESS_H
 
@@ -8,15 +8,16 @@
 #include "splade.h"
 
 typedef struct {
-    int enabled;
-    uint64_t total;   /* 0 when unknown (no ETA) */
-    double start, last;
+    splade_progress_fn fn;  /* NULL: no calls */
+    void *user;
+    const char *stage;
+    uint64_t total;         /* 0 when unknown */
 } splade_progress;
 
-void splade_progress_start(splade_progress *p, uint64_t total, int quiet);
-void splade_progress_update(splade_progress *p, uint64_t done);
-void splade_progress_finish(splade_progress *p, uint64_t done);
-/* Exported for the CLI's timings (monotonic seconds). */
-SPLADE_API double splade_now(void);
+void splade_progress_start(splade_progress *p, splade_progress_fn fn, void *user, const char *stage, uint64_t total);
+/* done so far; not reported once it reaches a known total (only the last call may). */
+void splade_progress_update(const splade_progress *p, uint64_t done);
+/* The stage's last call: done == total == the final count. */
+void splade_progress_finish(const splade_progress *p, uint64_t done);
 
 #endif

@@ -53,11 +53,3 @@ void splade_quantize_many(const float *w, size_t n, float max, uint8_t *out)
     for (; i < n; i++)
         out[i] = splade_quantize(w[i], max);
 }
-
-const char *splade_index_dir(const char *arg)
-{
-    if (arg && *arg)
-        return arg;
-    const char *env = getenv("SPLADE_INDEX");
-    return env && *env ? env : SPLADE_INDEX_DEFAULT_DIR;
-}

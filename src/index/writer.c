@@ -35,18 +35,11 @@ static size_t section_len(const section *s)
     return n;
 }
 
-/* Unix seconds, or $SOURCE_DATE_EPOCH when set (reproducible builds: the same input then gives the
- * same file, byte for byte). */
-static uint64_t build_time(void)
+/* Unix seconds, or the builder's fixed time when set (reproducible builds: the same input then gives
+ * the same file, byte for byte; splade_builder_set_build_time). */
+static uint64_t build_time(const splade_index_builder *b)
 {
-    const char *e = getenv("SOURCE_DATE_EPOCH");
-    char *end;
-    if (e && *e) {
-        unsigned long long v = strtoull(e, &end, 10);
-        if (*end == '\0')
-            return (uint64_t)v;
-    }
-    return (uint64_t)time(NULL);
+    return b->fixed_time ? b->build_time : (uint64_t)time(NULL);
 }
 
 static int meta_section(const splade_index_builder *b, const splade_inverted *inv, section *s)
@@ -63,7 +56,7 @@ static int meta_section(const splade_index_builder *b, const splade_inverted *in
         .doc_scale = inv->doc_scale, .query_bits = 8, .fingerprint = b->fingerprint,
         .flags = (b->lowercase ? SPLADE_IX_LOWERCASE : 0) | (b->has_model ? SPLADE_IX_HAS_MODEL : 0) |
                  (b->dynamic_vocab ? SPLADE_IX_SORTED_VOCAB : 0) | (inv->doc_order ? SPLADE_IX_REORDERED : 0),
-        .max_length = b->max_length, .n_truncated = b->n_truncated, .range_shift = SPLADE_RANGE_SHIFT, .build_time = build_time(),
+        .max_length = b->max_length, .n_truncated = b->n_truncated, .range_shift = SPLADE_RANGE_SHIFT, .build_time = build_time(b),
     };
     memcpy(p, &m, sizeof m);
     uint8_t *q = p + sizeof m;

@@ -2,6 +2,7 @@
  * packing of a 30522-row W costs as much as the arithmetic in OpenBLAS), accumulates 8 vocabulary
  * rows x 32 sequence rows in 16 registers, and reduces each row's max straight from registers.
  * Compiled for AVX-512 with a target attribute; the caller checks the CPU first. */
+#include "common/settings.h"
 #include "lmhead_fused/lmhead_cpu_internal.h"
 
 #include <stdlib.h>
@@ -12,15 +13,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* $SPLADE_LMHEAD_CPU, read once per process (pthread_once: every member of a team asks). */
+/* $SPLADE_LMHEAD_CPU (src/common/settings.c), taken once per process (pthread_once: every member of a team asks). */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_blas;
 static atomic_int forced_blas; /* splade_lmhead_cpu_force_blas (tests) */
 
 static void read_env(void)
 {
-    const char *e = getenv("SPLADE_LMHEAD_CPU");
-    env_blas = e && !strcmp(e, "blas");
+    env_blas = splade_settings_get()->lmhead_cpu_blas;
 }
 
 void splade_lmhead_cpu_force_blas(int on) { atomic_store(&forced_blas, on != 0); }

@@ -15,6 +15,7 @@
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 #include <cuda_runtime.h>
 
+#include "common/settings.h"
 #include "gpu/cuda_check.h"
 #include "lmhead_fused/lmhead_common.cuh"
 #include "lmhead_fused/lmhead_internal.cuh"
@@ -139,8 +140,7 @@ template <int WGM, int BN> int tma_launch(int grid, const Problem &pr, int32_t H
 /* SPLADE_LMHEAD_TMA=0 turns the TMA kernel (v7) off: v5 / v6 as before. */
 int tma_choice()
 {
-    const char *e = getenv("SPLADE_LMHEAD_TMA");
-    return e && *e ? atoi(e) != 0 : 1;
+    return splade_settings_get()->lmhead_tma;
 }
 template <int NWG, int WGM, int BN, bool PACK2 = false> int wg_set_smem()
 {
@@ -174,13 +174,12 @@ void wg_launch(int grid, const Problem &pr, cudaStream_t stream, int ws)
  * kernel; SPLADE_LMHEAD_WS_LAG=1|2 the producer's cp.async groups in flight. */
 int ws_choice()
 {
-    const char *e = getenv("SPLADE_LMHEAD_WS");
-    return e && *e ? atoi(e) != 0 : LMHEAD_WS_DEFAULT;
+    const int ws = splade_settings_get()->lmhead_ws;
+    return ws >= 0 ? ws : LMHEAD_WS_DEFAULT;
 }
 int ws_lag()
 {
-    const char *e = getenv("SPLADE_LMHEAD_WS_LAG");
-    return e && atoi(e) == 1 ? 1 : 2;
+    return splade_settings_get()->lmhead_ws_lag;
 }
 
 /* What the planner needs of a device, filled once per device (pthread_once: encoders on several
@@ -289,7 +288,7 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
             tile = L <= 128 ? WG_256x128 : WG_128x256;
         else
             tile = L <= 128 ? WG_192x256_PACK2 : WG_192x256;
-        const char *env = getenv("SPLADE_LMHEAD_WGMMA_TILE");
+        const char *env = splade_settings_get()->lmhead_wgmma_tile; /* $SPLADE_LMHEAD_WGMMA_TILE */
         if (env && !strcmp(env, "128x256"))
             tile = tma ? TMA_128x256 : WG_128x256;
         else if (env && !strcmp(env, "192x256"))
@@ -344,9 +343,8 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
     /* raster group: sequences whose H tiles fill about a quarter of L2 */
     const double seq_bytes = (double)ntmax * bn * a->D * 2;
     int group = (int)((di->l2 > 0 ? di->l2 / 4.0 : 12e6) / seq_bytes);
-    const char *genv = getenv("SPLADE_LMHEAD_GROUP"); /* override (tests, benchmarks) */
-    if (genv && atoi(genv) > 0)
-        group = atoi(genv);
+    if (splade_settings_get()->lmhead_group > 0) /* $SPLADE_LMHEAD_GROUP: override (tests, benchmarks) */
+        group = splade_settings_get()->lmhead_group;
     const int nitems = pack2 ? (a->B + 1) / 2 : a->B; /* PACK2: the group counts pairs */
     group = group < 1 ? 1 : group > nitems ? nitems : group;
     pl->group = group;

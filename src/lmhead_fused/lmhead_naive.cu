@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "common/settings.h"
 #include "gpu/cuda_check.h"
 #include "gpu/init_mark.h"
 #include "lmhead_fused/lmhead_internal.cuh"
@@ -175,7 +176,7 @@ int splade_lmhead_naive_run(const splade_lmhead_args *a, void *workspace, size_t
 
     /* column-major view: C[V x R] = W^T (W stored [V][D] = col-major D x V) * Hp (col-major D x R) */
     const float alpha = 1.f, beta = 0.f;
-    if (getenv("SPLADE_GPU_POISON") && atoi(getenv("SPLADE_GPU_POISON"))) /* 3.4e38 logits unless cuBLAS writes all */
+    if (splade_settings_get()->gpu_poison) /* 3.4e38 logits unless cuBLAS writes all */
         CUDA_TRY(cudaMemsetAsync(X, 0x7F, (size_t)l.R * a->V * sizeof(__nv_bfloat16), stream));
     CUBLAS_TRY(cublasSetStream(h, stream));
     CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a->V, (int)l.R, a->D, &alpha, a->W, CUDA_R_16BF, a->D, Hp,

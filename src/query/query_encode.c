@@ -13,15 +13,17 @@
 #include "splade/encoder.h"
 #include "splade/query_input.h"
 
-static int find_model(const splade_index_info *in, const char *override, char *dir, size_t n)
+static int find_model(const splade_index_info *in, const splade_query_encode_opts *o, char *dir, size_t n)
 {
     struct stat st;
+    const char *override = o ? o->model : NULL;
+    const splade_model_paths *paths = o ? o->model_paths : NULL;
     if (override)
-        return splade_model_resolve(override, dir, n);
+        return splade_model_resolve(override, paths, dir, n);
     if (*in->model_dir && stat(in->model_dir, &st) == 0 && S_ISDIR(st.st_mode))
         return snprintf(dir, n, "%s", in->model_dir) < (int)n ? SPLADE_OK
                                                                : splade_fail(SPLADE_ERR_INVALID_ARG, "path too long");
-    int rc = splade_model_resolve(*in->model_name ? in->model_name : NULL, dir, n);
+    int rc = splade_model_resolve(*in->model_name ? in->model_name : NULL, paths, dir, n);
     if (rc == SPLADE_ERR_NOT_FOUND) { /* say that the name came from the index, not from an option */
         char why[1024];
         snprintf(why, sizeof why, "%s", splade_error_detail());
@@ -39,7 +41,7 @@ static int load_model(const splade_index *ix, const splade_query_encode_opts *o,
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "this index was built from precomputed vectors (no model): "
                                                    "query it with --vector-queries");
     char dir[4096];
-    int rc = find_model(in, o ? o->model : NULL, dir, sizeof dir);
+    int rc = find_model(in, o, dir, sizeof dir);
     if (rc == 0)
         rc = splade_model_load(dir, m);
     if (rc == 0 && (*m)->fingerprint != in->fingerprint) {
@@ -76,7 +78,8 @@ static int encode_texts(splade_index *ix, const char *const *texts, int n, const
     splade_encoder *enc = NULL;
     /* one query is fastest on the CPU: the GPU's start-up costs more than the forward pass */
     splade_encoder_opts eo = {.device = SPLADE_DEVICE_CPU, .threads = o ? o->threads : 0,
-                              .max_length = splade_index_get_info(ix)->max_length, .quiet = 1};
+                              .max_length = splade_index_get_info(ix)->max_length, .quiet = 1,
+                              .max_batch_tokens = o ? o->max_batch_tokens : 0};
     int rc = o && o->device ? splade_parse_device(o->device, &eo.device) : SPLADE_OK;
     if (rc == 0 && o && o->precision)
         rc = splade_parse_precision(o->precision, &eo.precision);

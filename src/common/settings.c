@@ -1,0 +1,59 @@
+/* The kernels' tuning knobs from the environment (src/common/settings.h): the one file of the
+ * library that calls getenv. Each field is parsed exactly as the code that used it did before. */
+#include "common/settings.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
+static splade_settings settings;
+
+static int is(const char *name, const char *value)
+{
+    const char *e = getenv(name);
+    return e && !strcmp(e, value);
+}
+
+/* atoi of a set, non-empty variable; dflt otherwise. */
+static int int_or(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : dflt;
+}
+
+static void read_env(void)
+{
+    splade_settings s = {0};
+    s.gemm_cpu_blas = is("SPLADE_GEMM_CPU", "blas");
+    s.lmhead_cpu_blas = is("SPLADE_LMHEAD_CPU", "blas");
+    s.gpu_poison = int_or("SPLADE_GPU_POISON", 0) != 0;
+    s.gpu_gelu_erf = is("SPLADE_GPU_GELU", "erf");
+    s.gpu_attn = int_or("SPLADE_GPU_ATTN", 2) == 1 ? 1 : 2;
+    s.gpu_gemm_tune = getenv("SPLADE_GPU_GEMM_TUNE") ? int_or("SPLADE_GPU_GEMM_TUNE", 0) != 0 : -1;
+    const int chunk = int_or("SPLADE_GPU_FFN_CHUNK", 0);
+    s.gpu_ffn_chunk = chunk > 0 ? (chunk + 127) / 128 * 128 : 0;
+    s.gpu_fp32_compute_default = is("SPLADE_GPU_FP32_COMPUTE", "default");
+    s.lmhead_tma = int_or("SPLADE_LMHEAD_TMA", 1) != 0;
+    const char *ws = getenv("SPLADE_LMHEAD_WS");
+    s.lmhead_ws = ws && *ws ? atoi(ws) != 0 : -1;
+    s.lmhead_ws_lag = int_or("SPLADE_LMHEAD_WS_LAG", 2) == 1 ? 1 : 2;
+    const char *tile = getenv("SPLADE_LMHEAD_WGMMA_TILE");
+    snprintf(s.lmhead_wgmma_tile, sizeof s.lmhead_wgmma_tile, "%s", tile ? tile : "");
+    const int group = int_or("SPLADE_LMHEAD_GROUP", 0);
+    s.lmhead_group = group > 0 ? group : 0;
+    settings = s;
+}
+
+const splade_settings *splade_settings_get(void)
+{
+    pthread_once(&settings_once, read_env);
+    return &settings;
+}
+
+void splade_settings_reload(void)
+{
+    pthread_once(&settings_once, read_env);
+    read_env();
+}

@@ -1,0 +1,42 @@
+/* Tuning knobs of the kernels: the only environment variables library code reads, all of them
+ * here (src/common/settings.c), once per process, and listed in docs/CONTRIBUTING.md ("Settings").
+ * They select kernel variants and debugging aids for tests, benchmarks and bisecting; nothing a
+ * user needs (user-facing settings are options: splade_model_paths, splade_fetch_opts,
+ * splade_encoder_opts.max_batch_tokens, splade_builder_set_build_time). The .cu code in
+ * libsplade-cuda.so calls splade_settings_get too: its reference binds to the program's
+ * definition (src/gpu/host_exports.list), so both halves see one copy. */
+#ifndef SPLADE_COMMON_SETTINGS_H
+#define SPLADE_COMMON_SETTINGS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int gemm_cpu_blas;            /* SPLADE_GEMM_CPU=blas: OpenBLAS for the CPU encoder's GEMMs */
+    int lmhead_cpu_blas;          /* SPLADE_LMHEAD_CPU=blas: OpenBLAS for the CPU LM head */
+    int gpu_poison;               /* SPLADE_GPU_POISON=1: fill GPU buffers with 3.4e38 first */
+    int gpu_gelu_erf;             /* SPLADE_GPU_GELU=erf: exact GELU kernel instead of cuBLASLt's tanh epilogue */
+    int gpu_attn;                 /* SPLADE_GPU_ATTN=1: attention kernel v1; else 2 */
+    int gpu_gemm_tune;            /* SPLADE_GPU_GEMM_TUNE: -1 unset (on), 0 off, 1 on */
+    int gpu_ffn_chunk;            /* SPLADE_GPU_FFN_CHUNK: FFN slice in tokens, rounded up to 128; 0: one slice */
+    int gpu_fp32_compute_default; /* SPLADE_GPU_FP32_COMPUTE=default: no CUBLAS_COMPUTE_32F_PEDANTIC */
+    int lmhead_tma;               /* SPLADE_LMHEAD_TMA=0: no TMA kernel (v7); default 1 */
+    int lmhead_ws;                /* SPLADE_LMHEAD_WS: -1 unset (LMHEAD_WS_DEFAULT), 0 v5, 1 warp-specialised */
+    int lmhead_ws_lag;            /* SPLADE_LMHEAD_WS_LAG=1: one cp.async group in flight; else 2 */
+    char lmhead_wgmma_tile[16];   /* SPLADE_LMHEAD_WGMMA_TILE: "128x256", "192x256", ...; "": the planner's */
+    int lmhead_group;             /* SPLADE_LMHEAD_GROUP: raster group override; 0: the planner's */
+} splade_settings;
+
+/* The settings, read from the environment on the first call (pthread_once); never NULL. */
+SPLADE_API const splade_settings *splade_settings_get(void);
+
+/* Reads the environment again: for tests and benchmarks that setenv() a knob between runs in one
+ * process. Not thread safe: call it while no other thread runs library code. Values already
+ * acted on once per process (the CPU GEMM and LM head choices) keep their first reading. */
+void splade_settings_reload(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
