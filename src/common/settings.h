@@ -8,6 +8,8 @@
 #ifndef SPLADE_COMMON_SETTINGS_H
 #define SPLADE_COMMON_SETTINGS_H
 
+#include "splade.h" /* SPLADE_API */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
