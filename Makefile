@@ -128,11 +128,17 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	@mkdir -p $(BUILD) && touch $(BUILD)/.deps-ok
 
-$(BUILD)/obj/%.o: %.c | $(BUILD)/.deps-ok
+# Objects depend on a stamp named after the compile flags: a build folder made with other flags
+# (before -fPIC, another CFLAGS) is recompiled instead of linked into a broken library.
+FLAGS_STAMP := $(BUILD)/.flags-$(shell printf '%s' "$(CC) $(ALL_CFLAGS) $(NVCC) $(SPLADE_NVCCFLAGS) $(NVCCFLAGS)" | cksum | cut -d' ' -f1)
+$(FLAGS_STAMP): | $(BUILD)/.deps-ok
+	@rm -f $(BUILD)/.flags-* && touch $@
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.cu | $(BUILD)/.deps-ok
+$(BUILD)/obj/%.o: %.cu $(FLAGS_STAMP) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(SPLADE_NVCCFLAGS) $(NVCCFLAGS) -c $< -o $@
 
