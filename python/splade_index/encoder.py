@@ -158,18 +158,24 @@ class Encoder:
 
     free_rows = staticmethod(_free_sparse)
 
-    def encode(self, texts, batch_size=None, top_k=None, threshold=None):
+    def encode(self, texts, batch_size=None, top_k=None, threshold=None, chunk=CHUNK):
         """Encodes texts (str or bytes; a single str is one text) -> csr_matrix (n x V, float32),
         row i = text i, columns = vocabulary ids ascending. top_k keeps each row's top_k largest
         weights (ties: lower id), threshold drops weights <= threshold, exactly as the CLI's
         --top-k / --threshold. Texts longer than max_length tokens are truncated; the count of
-        the last call is in .last_truncated."""
+        the last call is in .last_truncated.
+
+        chunk: texts per library call (Ctrl-C is handled between two). The CPU encoder batches texts
+        of similar length together, and a text's weights can differ in the last bit with the
+        batch it lands in; chunk=256 (default) gives exactly `splade-index encode --input`'s vectors,
+        chunk=None (one call) exactly those `splade-index query --queries` searches with."""
         if isinstance(texts, (str, bytes)):
             texts = [texts]
         data = [as_bytes(t) for t in texts]
         parts, truncated = [], 0
-        for start in range(0, len(data), CHUNK):
-            vecs, n, cut = self.encode_chunk(data[start:start + CHUNK], batch_size)
+        step = chunk or max(len(data), 1)
+        for start in range(0, len(data), step):
+            vecs, n, cut = self.encode_chunk(data[start:start + step], batch_size)
             truncated += cut
             try:
                 if threshold is not None or top_k:

@@ -322,6 +322,11 @@ class Index:
             self._qenc = enc
         return self._qenc
 
+    def _encode_queries(self, texts):
+        # One library call for all texts, as `splade-index query --queries` encodes them (see
+        # Encoder.encode's chunk): the same vectors, hence the same runs.
+        return self._query_encoder().encode(list(texts), chunk=None)
+
     def search(self, queries, k=10, threads=None):
         """Top k of each query -> (ids, scores), numpy arrays of shape (n, k), best first.
 
@@ -330,12 +335,13 @@ class Index:
         index's term ids (Encoder.encode's output for an index of that model). ids: object array of
         str; scores: float64, what the CLI prints in TREC runs. A query with fewer than k matching
         documents is padded with "" and -inf. threads: search threads (None: all cores); results
-        do not depend on it."""
+        do not depend on it. Ctrl-C is handled between chunks of 4,096 queries, and for texts after
+        they are encoded (in one call, as the CLI does: see Encoder.encode's chunk)."""
         if k < 1:
             raise InvalidArgumentError(f"k must be >= 1, got {k}")
         if isinstance(queries, (str, bytes)):
             queries = [queries]
-        x = _as_csr(queries, "queries") if sp.issparse(queries) else self._query_encoder().encode(list(queries))
+        x = _as_csr(queries, "queries") if sp.issparse(queries) else self._encode_queries(queries)
         ids, scores = [], []
         for s in range(0, x.shape[0], SEARCH_CHUNK):
             i, sc = self._search_chunk(x[s:s + SEARCH_CHUNK] if x.shape[0] > SEARCH_CHUNK else x, k, threads)
