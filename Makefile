@@ -77,7 +77,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev
 
-.PHONY: all deps check test bench models demo fuzz install uninstall clean
+.PHONY: all deps check test python-check bench models demo fuzz install uninstall clean
 all: $(BUILD)/.deps-ok $(LIB) $(SO) $(BUILD)/libsplade.so $(BIN)
 
 # Dpkg's view of what is missing (nothing on a system without dpkg: the compiler will say).
@@ -178,6 +178,11 @@ models:
 check: all $(TEST_BIN) $(FUZZ_REPLAY) models
 	@BUILD=$(BUILD) sh tests/run.sh
 
+# The Python package (python/) against this build's library and CLI: pytest, after installing numpy,
+# scipy and pytest into $(BUILD)/python-deps where missing (python/tests/check.sh).
+python-check: all models
+	@BUILD=$(BUILD) sh python/tests/check.sh
+
 # `make deps` first (CI runs `make test` on a fresh machine), then a new make that sees what it installed.
 ifeq ($(SAN),1)
 test: deps
@@ -185,9 +190,11 @@ test: deps
 else
 test: deps
 	@$(MAKE) --no-print-directory check
+	@echo "== the Python package (python/tests)"
+	@$(MAKE) --no-print-directory python-check
 	@echo "== the same suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 BUILD=$(BUILD)-san check
-	@cat $(BUILD)/test-counts $(BUILD)-san/test-counts | \
+	@cat $(BUILD)/test-counts $(BUILD)/python-counts $(BUILD)-san/test-counts | \
 	  awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "all: %d passed, %d failed, %d skipped\n", p, f, s}'
 endif
 
