@@ -108,7 +108,7 @@ GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(findstring gpu,$(notdir
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev
 
-.PHONY: all deps check test tsan-check bench models demo fuzz install uninstall clean
+.PHONY: all deps check test tsan-check python-check bench models demo fuzz install uninstall clean
 all: $(BUILD)/.deps-ok $(LIB) $(SO) $(BUILD)/libsplade.so $(BIN) $(CUDA_SO)
 
 # Dpkg's view of what is missing (nothing on a system without dpkg: the compiler will say).
@@ -241,6 +241,11 @@ tsan-check: all $(TSAN_TESTS:%=$(BUILD)/tests/%) models
 	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp $(TSAN_OPTIONS)" \
 	  SPLADE_TEST_SKIP="test_tiny_*" BUILD=$(BUILD) CLI_TESTS="$(TSAN_CLI:%=tests/cli/%.sh)" sh tests/run.sh
 
+# The Python package (python/) against this build's library and CLI: pytest, after installing numpy,
+# scipy and pytest into $(BUILD)/python-deps where missing (python/tests/check.sh).
+python-check: all models
+	@BUILD=$(BUILD) sh python/tests/check.sh
+
 # `make deps` first (CI runs `make test` on a fresh machine), then a new make that sees what it installed.
 ifneq ($(filter 1,$(SAN) $(TSAN)),)
 test: deps
@@ -248,11 +253,13 @@ test: deps
 else
 test: deps
 	@$(MAKE) --no-print-directory check
+	@echo "== the Python package (python/tests)"
+	@$(MAKE) --no-print-directory python-check
 	@echo "== the same suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 BUILD=$(BUILD)-san check
 	@echo "== the threaded tests under ThreadSanitizer"
 	@$(MAKE) --no-print-directory TSAN=1 NO_CUDA=1 BUILD=$(BUILD)-tsan tsan-check
-	@cat $(BUILD)/test-counts $(BUILD)-san/test-counts $(BUILD)-tsan/test-counts | \
+	@cat $(BUILD)/test-counts $(BUILD)/python-counts $(BUILD)-san/test-counts $(BUILD)-tsan/test-counts | \
 	  awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "all: %d passed, %d failed, %d skipped\n", p, f, s}'
 endif
 

@@ -1,0 +1,177 @@
+"""Loading libsplade.so.0 and declaring the C functions the package calls (ctypes).
+
+The structures below mirror include/splade/*.h field for field; tests/test_abi.py compiles a small C
+program against include/ and checks every size and offset, so a header change that is not mirrored
+here fails the suite instead of corrupting memory.
+
+ctypes releases the GIL for the whole of every foreign call, so encoding, building and searching
+run while other Python threads go on.
+"""
+import ctypes
+import ctypes.util
+import os
+
+from .errors import raise_for_status
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+SONAME = "libsplade.so.0"
+
+
+def _candidates():
+    """Where the library is looked for, in order (docs/PYTHON.md, "Finding the library")."""
+    env = os.environ.get("SPLADE_LIB")
+    if env:
+        yield env, "$SPLADE_LIB"
+        return  # an explicit choice is never silently replaced by another library
+    yield os.path.join(_HERE, SONAME), "the package folder"
+    # Running from a source checkout (PYTHONPATH=python): the library `make` just built.
+    yield os.path.join(_HERE, "..", "..", "build", SONAME), "the checkout's build/"
+    found = ctypes.util.find_library("splade")  # ldconfig's cache: `make install` as root
+    yield (found or SONAME), "the system (ld.so search path)"
+
+
+def _load():
+    tried = []
+    for path, where in _candidates():
+        if where != "the system (ld.so search path)" and not os.path.exists(path):
+            tried.append(f"{path} ({where}: absent)")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append(f"{path} ({where}: {e})")
+    raise ImportError(
+        "splade_index: cannot load libsplade.so.0; tried:\n  " + "\n  ".join(tried) +
+        "\nbuild it with `make` and set SPLADE_LIB=/path/to/build/libsplade.so.0, or reinstall the package "
+        "after `make` (pip install ./python bundles build/libsplade.so.0), or `make install`.")
+
+
+lib, path = _load()
+
+c_int, c_int32, c_uint32, c_uint64, c_float, c_double = (ctypes.c_int, ctypes.c_int32, ctypes.c_uint32,
+                                                       ctypes.c_uint64, ctypes.c_float, ctypes.c_double)
+c_size_t, c_char_p, c_void_p, c_bool, c_long = (ctypes.c_size_t, ctypes.c_char_p, ctypes.c_void_p,
+                                                ctypes.c_bool, ctypes.c_long)
+POINTER, byref = ctypes.POINTER, ctypes.byref
+
+
+class Sparse(ctypes.Structure):  # splade_sparse (include/splade/sparse.h)
+    _fields_ = [("n", c_int32), ("terms", POINTER(c_int32)), ("weights", POINTER(c_float))]
+
+
+class EncoderOpts(ctypes.Structure):  # splade_encoder_opts (include/splade/encoder.h)
+    _fields_ = [("device", c_int), ("threads", c_int), ("max_length", c_int32), ("batch_size", c_int32),
+                ("lmhead", c_int), ("threshold", c_float), ("top_k", c_int32), ("quiet", c_int),
+                ("max_batch_tokens", c_int32), ("precision", c_int), ("gpu_dense_output", c_int)]
+
+
+class Config(ctypes.Structure):  # splade_config (include/splade/model.h)
+    _fields_ = [("vocab_size", c_int32), ("hidden_size", c_int32), ("num_layers", c_int32),
+                ("num_heads", c_int32), ("intermediate_size", c_int32), ("max_position", c_int32),
+                ("type_vocab_size", c_int32), ("pad_token_id", c_int32), ("layer_norm_eps", c_float),
+                ("tie_word_embeddings", c_bool), ("do_lower_case", c_bool)]
+
+
+class Model(ctypes.Structure):  # splade_model: only cfg, tokenizer, fingerprint and dir are read
+    _fields_ = [("cfg", Config)] + [(n, c_void_p) for n in (
+        "word_emb", "pos_emb", "type_emb", "emb_ln_g", "emb_ln_b", "layers", "mlm_dense_w", "mlm_dense_b",
+        "mlm_ln_g", "mlm_ln_b", "decoder_w", "decoder_b", "tokenizer")] + [
+        ("fingerprint", c_uint64), ("dir", c_char_p), ("storage_", c_void_p)]
+
+
+class Doc(ctypes.Structure):  # splade_doc (include/splade/corpus.h); void* so nothing is copied
+    _fields_ = [("id", c_void_p), ("title", c_void_p), ("body", c_void_p), ("text", c_void_p),
+                ("text_len", c_size_t), ("line", c_long)]
+
+
+class IndexInfo(ctypes.Structure):  # splade_index_info (include/splade/index.h)
+    _fields_ = [("n_docs", c_uint32), ("n_terms", c_uint32), ("n_postings", c_uint64), ("n_blocks", c_uint64),
+                ("doc_scale", c_float), ("fingerprint", c_uint64), ("flags", c_uint32), ("max_length", c_int32),
+                ("n_truncated", c_uint32), ("build_time", c_uint64), ("model_name", c_char_p),
+                ("model_dir", c_char_p), ("file_bytes", c_uint64)]
+
+
+class BuildStats(ctypes.Structure):  # splade_build_stats (include/splade/index.h)
+    _fields_ = [("n_docs", c_uint32), ("n_postings", c_uint64), ("n_terms_used", c_uint32),
+                ("n_truncated", c_uint32), ("file_bytes", c_uint64), ("invert_s", c_double),
+                ("write_s", c_double), ("reorder_s", c_double), ("scatter_s", c_double),
+                ("encode_s", c_double), ("verify_s", c_double)]
+
+
+class Qvec(ctypes.Structure):  # splade_qvec (include/splade/query.h)
+    _fields_ = [("n", c_int32), ("terms", POINTER(c_int32)), ("impacts", POINTER(ctypes.c_uint8)),
+                ("query_max", c_float)]
+
+
+class Hit(ctypes.Structure):  # splade_hit (include/splade/query.h)
+    _fields_ = [("doc", c_uint32), ("score", c_uint32)]
+
+
+IX_HAS_MODEL = 2  # SPLADE_IX_HAS_MODEL
+ALGO_BMP = 3      # SPLADE_ALGO_BMP, the CLI's default
+DEVICE_CPU, DEVICE_CUDA = 1, 2
+
+P = POINTER
+_SIGNATURES = {
+    # name: (restype, argtypes)
+    "splade_version": (c_char_p, []),
+    "splade_strerror": (c_char_p, [c_int]),
+    "splade_error_detail": (c_char_p, []),
+    "splade_clear_error": (None, []),
+    "splade_model_resolve": (c_int, [c_char_p, c_char_p, c_size_t]),
+    "splade_model_load": (c_int, [c_char_p, P(P(Model))]),
+    "splade_model_free": (None, [P(Model)]),
+    "splade_parse_device": (c_int, [c_char_p, P(c_int)]),
+    "splade_parse_precision": (c_int, [c_char_p, P(c_int)]),
+    "splade_encoder_create": (c_int, [P(Model), P(EncoderOpts), P(c_void_p)]),
+    "splade_encoder_encode": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_void_p, P(c_int)]),
+    "splade_encoder_max_length": (c_int32, [c_void_p]),
+    "splade_encoder_device": (c_int, [c_void_p]),
+    "splade_encoder_free": (None, [c_void_p]),
+    "splade_sparse_free": (None, [c_void_p]),
+    "splade_sparse_from_pairs": (c_int, [c_void_p, c_void_p, c_int32, c_int32, P(Sparse)]),
+    "splade_tokenize": (c_int, [c_void_p, c_char_p, c_size_t, c_int32, c_void_p, P(c_int32)]),
+    "splade_tokenizer_token": (c_void_p, [c_void_p, c_int32]),
+    "splade_corpus_open": (c_int, [c_char_p, P(c_void_p)]),
+    "splade_corpus_next": (c_int, [c_void_p, P(Doc)]),
+    "splade_corpus_close": (None, [c_void_p]),
+    "splade_count_lines": (c_uint64, [c_char_p]),
+    "splade_builder_create": (c_int, [c_void_p, c_int32, c_void_p, P(c_void_p)]),
+    "splade_builder_create_for_model": (c_int, [P(Model), c_char_p, c_int32, P(c_void_p)]),
+    "splade_builder_add_doc": (c_int, [c_void_p, c_char_p, c_void_p, c_void_p, c_void_p, c_long, P(c_uint32)]),
+    "splade_builder_set_vector": (c_int, [c_void_p, c_uint32, c_void_p, c_void_p, c_int32]),
+    "splade_builder_keep_order": (None, [c_void_p, c_int]),
+    "splade_builder_set_threads": (None, [c_void_p, c_int]),
+    "splade_builder_add_truncated": (None, [c_void_p, c_uint32]),
+    "splade_builder_write": (c_int, [c_void_p, c_char_p, P(BuildStats)]),
+    "splade_builder_free": (None, [c_void_p]),
+    "splade_index_open": (c_int, [c_char_p, P(c_void_p)]),
+    "splade_index_close": (None, [c_void_p]),
+    "splade_index_get_info": (P(IndexInfo), [c_void_p]),
+    "splade_index_doc_id": (c_void_p, [c_void_p, c_uint32, P(c_size_t)]),
+    "splade_index_doc_text": (None, [c_void_p, c_uint32, P(c_char_p), P(c_char_p)]),
+    "splade_index_term": (c_void_p, [c_void_p, c_int32, P(c_size_t)]),
+    "splade_index_prepare_lookup": (c_int, [c_void_p]),
+    "splade_qvec_build": (c_int, [c_void_p, c_void_p, c_int32, c_uint32, c_void_p]),
+    "splade_qvec_free": (None, [c_void_p]),
+    "splade_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, c_int, c_void_p, c_void_p]),
+}
+for _name, (_res, _args) in _SIGNATURES.items():
+    _f = getattr(lib, _name)
+    _f.restype, _f.argtypes = _res, _args
+
+
+def check(rc):
+    """Raises the SpladeError subclass of a negative status, with splade_error_detail()'s text.
+
+    Call it right after the C call, on the same thread: the detail is thread-local in C and the next
+    failure on this thread replaces it."""
+    if rc < 0:
+        detail = (lib.splade_error_detail() or b"").decode("utf-8", "replace")
+        raise_for_status(rc, lib.splade_strerror(rc).decode(), detail)
+    return rc
+
+
+def version():
+    """Version of the library actually loaded."""
+    return lib.splade_version().decode()

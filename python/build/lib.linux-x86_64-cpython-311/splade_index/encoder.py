@@ -1,0 +1,256 @@
+"""Encoder: text -> SPLADE sparse vectors as a scipy.sparse.csr_matrix (n x V, float32)."""
+import ctypes
+import os
+import threading
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _lib
+from ._lib import lib, check, byref
+
+# Texts handed to the library per call: the CLI's chunk (src/cli/cmd_encode.c CHUNK, and the
+# build's 32 x 8), so that the vectors are the ones the CLI prints. Between two calls Python
+# handles signals: Ctrl-C stops a long encode after the chunk in flight.
+CHUNK = 256
+
+
+def as_bytes(text):
+    """UTF-8 bytes of a str (lone surrogates passed through: the tokenizer drops ill-formed bytes, as
+    for a file) or bytes as they are."""
+    if isinstance(text, (bytes, bytearray)):
+        return bytes(text)
+    if not isinstance(text, str):
+        raise TypeError(f"texts must be str or bytes, not {type(text).__name__}")
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _free_sparse(vecs, n):
+    for i in range(n):
+        lib.splade_sparse_free(byref(vecs[i]))
+
+
+def sparse_rows_to_csr(vecs, n, n_cols):
+    """Copies n splade_sparse rows into one CSR matrix (the one copy: the C rows are separate arrays)."""
+    lens = np.fromiter((vecs[i].n for i in range(n)), dtype=np.int64, count=n)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=np.int32)
+    data = np.empty(nnz, dtype=np.float32)
+    ip, dp = indices.ctypes.data, data.ctypes.data
+    for i in range(n):
+        k = int(lens[i])
+        if k:
+            off = int(indptr[i]) * 4
+            ctypes.memmove(ip + off, vecs[i].terms, k * 4)
+            ctypes.memmove(dp + off, vecs[i].weights, k * 4)
+    return sp.csr_matrix((data, indices, indptr.astype(np.int32) if nnz < 2**31 else indptr), shape=(n, n_cols))
+
+
+class Model:
+    """A loaded model folder (splade_model): shared by the encoders made from it."""
+
+    def __init__(self, model):
+        buf = ctypes.create_string_buffer(4096)
+        arg = None if model is None else os.fsencode(model)
+        check(lib.splade_model_resolve(arg, buf, len(buf)))
+        self.dir = buf.value.decode()
+        self.ptr = ctypes.POINTER(_lib.Model)()
+        check(lib.splade_model_load(buf.value, byref(self.ptr)))
+        m = self.ptr.contents
+        self.vocab_size = m.cfg.vocab_size
+        self.fingerprint = m.fingerprint
+        self.tokenizer = m.tokenizer
+
+    def token(self, i):
+        p = lib.splade_tokenizer_token(self.tokenizer, i)
+        # rows past vocab.txt (padded embeddings) get the CLI's name for them (cmd_encode.c)
+        return ctypes.string_at(p).decode("utf-8", "surrogateescape") if p else f"[unused_id_{i}]"
+
+    def __del__(self):
+        if getattr(self, "ptr", None):
+            lib.splade_model_free(self.ptr)
+            self.ptr = None
+
+
+class Encoder:
+    """SPLADE encoder over a Hugging Face model folder (or ORG/NAME fetched by `splade-index fetch-model`;
+    None: $SPLADE_MODEL, then the default splade-tiny), as the CLI resolves --model.
+
+    device: "auto" (GPU when usable), "cpu" or "cuda"; precision: "bf16" or "fp32" (GPU only: the CPU
+    computes in fp32); threads: CPU threads (None: all cores); max_length: tokens per text including
+    [CLS]/[SEP] (capped at the model's); batch_size: texts per forward pass (None: the device's default).
+
+    One encoder runs one call at a time (calls from several Python threads queue on a lock; the
+    GIL is released while the C library works). Picklable: a worker process re-loads the model
+    from its folder.
+    """
+
+    def __init__(self, model=None, device="auto", precision="bf16", threads=None, max_length=256, batch_size=None):
+        self._args = (model, device, precision, threads, max_length, batch_size)
+        self.model_name = model
+        self._model = Model(model)
+        self._opts = _lib.EncoderOpts(threads=threads or 0, max_length=max_length or 0, quiet=1)
+        self._opts.batch_size = batch_size or 0
+        dev, prec = ctypes.c_int(), ctypes.c_int()
+        check(lib.splade_parse_device(device.encode() if device else None, byref(dev)))
+        check(lib.splade_parse_precision(precision.encode() if precision else None, byref(prec)))
+        self._opts.device, self._opts.precision = dev.value, prec.value
+        self._lock = threading.Lock()
+        self._encoders = {}  # (batch_size, threads) -> splade_encoder*
+        self._vocab = None
+        self._handle(batch_size, threads)  # fail now, not at the first encode
+        self.device = {_lib.DEVICE_CPU: "cpu", _lib.DEVICE_CUDA: "cuda"}[lib.splade_encoder_device(self._handle())]
+
+    def __reduce__(self):
+        return (Encoder, self._args)
+
+    def _handle(self, batch_size=None, threads=None):
+        """The C encoder for these settings (created once: on the GPU each one holds its buffers)."""
+        key = (batch_size or self._opts.batch_size, threads or self._opts.threads)
+        h = self._encoders.get(key)
+        if h is None:
+            o = _lib.EncoderOpts.from_buffer_copy(self._opts)
+            o.batch_size, o.threads = key
+            h = ctypes.c_void_p()
+            check(lib.splade_encoder_create(self._model.ptr, byref(o), byref(h)))
+            self._encoders[key] = h = h.value
+        return h
+
+    @property
+    def max_length(self):
+        """Effective max_length (tokens including [CLS]/[SEP]) after defaults and the model's cap."""
+        return lib.splade_encoder_max_length(self._handle())
+
+    @property
+    def model_dir(self):
+        return self._model.dir
+
+    @property
+    def vocab_size(self):
+        return self._model.vocab_size
+
+    @property
+    def vocab(self):
+        """Token of every column of the encoded matrices (vocab.txt; "[unused_id_N]" past it)."""
+        if self._vocab is None:
+            self._vocab = [self._model.token(i) for i in range(self._model.vocab_size)]
+        return self._vocab
+
+    def encode_chunk(self, texts, batch_size=None, threads=None):
+        """Encodes at most a chunk of byte strings in one C call. Returns (ctypes array of splade_sparse
+        the caller must free with free_rows, count, texts cut at max_length)."""
+        n = len(texts)
+        ptrs = (ctypes.c_char_p * max(n, 1))(*texts)
+        lens = (ctypes.c_size_t * max(n, 1))(*map(len, texts))
+        vecs = (_lib.Sparse * max(n, 1))()
+        cut = ctypes.c_int()
+        h = self._handle(batch_size, threads)
+        with self._lock:
+            rc = lib.splade_encoder_encode(h, ptrs, lens, n, vecs, byref(cut)) if n else 0
+            if rc < 0:
+                try:
+                    check(rc)  # same thread, right after the call: the detail is still this call's
+                finally:
+                    _free_sparse(vecs, n)
+        return vecs, n, cut.value
+
+    free_rows = staticmethod(_free_sparse)
+
+    def encode(self, texts, batch_size=None, top_k=None, threshold=None, chunk=CHUNK):
+        """Encodes texts (str or bytes; a single str is one text) -> csr_matrix (n x V, float32),
+        row i = text i, columns = vocabulary ids ascending. top_k keeps each row's top_k largest
+        weights (ties: lower id), threshold drops weights <= threshold, exactly as the CLI's
+        --top-k / --threshold. Texts longer than max_length tokens are truncated; the count of
+        the last call is in .last_truncated.
+
+        chunk: texts per library call (Ctrl-C is handled between two). The CPU encoder batches texts
+        of similar length together, and a text's weights can differ in the last bit with the
+        batch it lands in; chunk=256 (default) gives exactly `splade-index encode --input`'s vectors,
+        chunk=None (one call) exactly those `splade-index query --queries` searches with."""
+        if isinstance(texts, (str, bytes)):
+            texts = [texts]
+        data = [as_bytes(t) for t in texts]
+        parts, truncated = [], 0
+        step = chunk or max(len(data), 1)
+        for start in range(0, len(data), step):
+            vecs, n, cut = self.encode_chunk(data[start:start + step], batch_size)
+            truncated += cut
+            try:
+                if threshold is not None or top_k:
+                    self._select(vecs, n, threshold, top_k)
+                parts.append(sparse_rows_to_csr(vecs, n, self.vocab_size))
+            finally:
+                _free_sparse(vecs, n)
+        self.last_truncated = truncated
+        if not parts:
+            return sp.csr_matrix((0, self.vocab_size), dtype=np.float32)
+        return parts[0] if len(parts) == 1 else sp.vstack(parts, format="csr", dtype=np.float32)
+
+    @staticmethod
+    def _select(vecs, n, threshold, top_k):
+        """--threshold then --top-k on the C rows, with the library's own selection
+        (splade_sparse_from_pairs: the top_k largest, ties to the lower term id)."""
+        thr = np.float32(threshold or 0.0)
+        for i in range(n):
+            v = vecs[i]
+            if v.n == 0:
+                continue
+            terms = np.ctypeslib.as_array(v.terms, (v.n,))
+            weights = np.ctypeslib.as_array(v.weights, (v.n,))
+            keep = weights > thr
+            t, w = np.ascontiguousarray(terms[keep]), np.ascontiguousarray(weights[keep])
+            out = _lib.Sparse()
+            check(lib.splade_sparse_from_pairs(t.ctypes.data, w.ctypes.data, len(t), int(top_k or 0), byref(out)))
+            lib.splade_sparse_free(byref(vecs[i]))
+            vecs[i] = out
+
+    def encode_queries(self, texts, top_k=None, threshold=None):
+        """Queries use the same encoder as documents in SPLADE (splade-tiny, SPLADE v2/++ shared
+        weights); this is encode() under the name retrieval libraries use."""
+        return self.encode(texts, top_k=top_k, threshold=threshold)
+
+    def tokenize(self, texts, max_length=None):
+        """WordPiece ids of each text, [CLS] ... [SEP], truncated to max_length (default: the
+        encoder's): what the encoder sees, as `splade-index tokenize` prints it."""
+        if isinstance(texts, (str, bytes)):
+            texts = [texts]
+        cap = int(max_length or self.max_length)
+        buf = (ctypes.c_int32 * cap)()
+        n = ctypes.c_int32()
+        out = []
+        for t in texts:
+            b = as_bytes(t)
+            check(lib.splade_tokenize(self._model.tokenizer, b, len(b), cap, buf, byref(n)))
+            out.append(list(buf[:n.value]))
+        return out
+
+    def decode(self, row):
+        """{token: weight} of one encoded row (a 1 x V sparse matrix or row of one), heaviest first."""
+        row = sp.csr_matrix(row)
+        if row.shape[0] != 1:
+            raise ValueError(f"decode takes one row, got {row.shape[0]}")
+        vocab = self.vocab
+        order = np.lexsort((row.indices, -row.data))
+        return {vocab[row.indices[j]]: float(row.data[j]) for j in order}
+
+    def close(self):
+        """Frees the C encoders and the model now (also done when the object is collected)."""
+        for h in self._encoders.values():
+            lib.splade_encoder_free(h)
+        self._encoders = {}
+        self._model = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_encoders", None):
+            self.close()
+
+    def __repr__(self):
+        return f"Encoder({self.model_name!r}, device={self.device!r}, max_length={self.max_length})"

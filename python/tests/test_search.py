@@ -1,0 +1,110 @@
+"""Index.search against `splade-index query`: the same TREC lines; CSR round trips."""
+import itertools
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import EXAMPLE, MODEL, SCIFACT, cli, doc_text, read_jsonl, trec_lines
+
+
+def cli_run(index, *args):
+    out = cli("query", "-i", index, *args, "--output", "-").stdout
+    return out.splitlines()
+
+
+def test_search_texts_equals_cli_queries(example_index):
+    from splade_index import Index
+    queries = read_jsonl(os.path.join(EXAMPLE, "queries.jsonl"))
+    ix = Index.open(example_index)
+    ids, scores = ix.search([q["text"] for q in queries], k=10)
+    assert ids.shape == scores.shape == (len(queries), 10) and ids.dtype == object and scores.dtype == np.float64
+    want = cli_run(example_index, "--queries", os.path.join(EXAMPLE, "queries.jsonl"), "-k", "10")
+    assert trec_lines([q["_id"] for q in queries], ids, scores) == want
+
+
+def test_search_scifact_slice_equals_cli(tmp_path):
+    """SciFact (../shared): the first 150 documents indexed by the CLI, the first 300 queries, top 100:
+    the Python run is the CLI's run line for line. A slice keeps the suite's CPU time down; the
+    code path is the one the whole collection takes."""
+    corpus = os.path.join(SCIFACT, "corpus.jsonl")
+    if not os.path.isfile(corpus):
+        pytest.skip(f"{SCIFACT} absent (../shared beside the checkout)")
+    from splade_index import Index
+    from conftest import need_model
+    need_model()
+    with open(corpus, encoding="utf-8") as f, open(tmp_path / "corpus.jsonl", "w", encoding="utf-8") as g:
+        g.writelines(itertools.islice(f, 150))
+    with open(os.path.join(SCIFACT, "queries.jsonl"), encoding="utf-8") as f, \
+            open(tmp_path / "queries.jsonl", "w", encoding="utf-8") as g:
+        g.writelines(itertools.islice(f, 300))
+    idx = str(tmp_path / "idx")
+    cli("build", str(tmp_path / "corpus.jsonl"), "-o", idx, "--model", MODEL, "--device", "cpu", "--quiet")
+    queries = read_jsonl(tmp_path / "queries.jsonl")
+    ids, scores = Index.open(idx).search([q["text"] for q in queries], k=100)
+    want = cli_run(idx, "--queries", str(tmp_path / "queries.jsonl"), "-k", "100")
+    got = trec_lines([q["_id"] for q in queries], ids, scores)
+    assert len(want) > 1000 and got == want
+
+
+def test_vector_queries_equal_cli(example_index, encoder, tmp_path):
+    """A CSR matrix of query vectors against `query --vector-queries` on the same vectors."""
+    from splade_index import Index
+    queries = read_jsonl(os.path.join(EXAMPLE, "queries.jsonl"))
+    Q = encoder.encode([q["text"] for q in queries])
+    vocab = encoder.vocab
+    with open(tmp_path / "qv.jsonl", "w", encoding="utf-8") as f:
+        for q, i in zip(queries, range(Q.shape[0])):
+            row = Q[i]
+            vec = {vocab[t]: float(w) for t, w in zip(row.indices, row.data)}
+            f.write(json.dumps({"id": q["_id"], "vector": vec}) + "\n")
+    ids, scores = Index.open(example_index).search(Q, k=20)
+    want = cli_run(example_index, "--vector-queries", str(tmp_path / "qv.jsonl"), "-k", "20")
+    assert trec_lines([q["_id"] for q in queries], ids, scores) == want
+
+
+def test_csr_round_trip(encoder, tmp_path):
+    """encode -> build from vectors -> search with vectors and with texts: the same answers, each
+    document its own best match."""
+    from splade_index import Index
+    docs = read_jsonl(os.path.join(EXAMPLE, "corpus.jsonl"))
+    X = encoder.encode([doc_text(d) for d in docs])
+    ix = Index.build(tmp_path / "rt", vectors=X, ids=[d["_id"] for d in docs], model=encoder)
+    assert len(ix) == len(docs) and sorted(ix.ids) == sorted(d["_id"] for d in docs)  # ids by internal order
+    ids, scores = ix.search(X, k=3)
+    assert list(ids[:, 0]) == [d["_id"] for d in docs]
+    texts = [doc_text(d) for d in docs]
+    ids2, scores2 = ix.search(texts, k=3)
+    assert (ids2 == ids).all() and (scores2 == scores).all()
+    # scipy formats other than float32 CSR are converted (one copy)
+    ids3, scores3 = ix.search(sp.coo_matrix(X.astype(np.float64)), k=3)
+    assert (ids3 == ids).all() and (scores3 == scores).all()
+
+
+def test_vectors_without_model_vocab_and_padding(tmp_path):
+    """A vocabulary of our own (no model): columns are its tokens; fewer matches than k pad with
+    "" and -inf; text queries are refused with the library's reason."""
+    from splade_index import Index, UnsupportedError
+    X = sp.csr_matrix(np.array([[1.0, 0, 2.0], [0, 3.0, 0], [0.5, 0.5, 0]], dtype=np.float32))
+    ix = Index.build(tmp_path / "v", vectors=X, ids=["a", "b", "c"], vocab=["dog", "cat", "fish"],
+                     titles=["A", "B", "C"], texts=["first", "second", "third"])
+    assert ix.vocab == ["dog", "cat", "fish"]  # a given vocabulary keeps its order: column = term id
+    q = sp.csr_matrix(np.array([[0, 0, 1.0]], dtype=np.float32))
+    ids, scores = ix.search(q, k=3)
+    assert list(ids[0]) == ["a", "", ""] and scores[0, 0] > 0 and np.isneginf(scores[0, 1:]).all()
+    assert ix.doc("b") == ("B", "second")
+    with pytest.raises(UnsupportedError, match="precomputed vectors"):
+        ix.search("dog")
+
+
+def test_doc_len_and_missing_id(example_index):
+    from splade_index import Index, NotFoundError
+    ix = Index.open(example_index)
+    assert len(ix) == 40
+    assert ix.doc("astro-1")[0] == "Black holes"
+    with pytest.raises(NotFoundError, match="nope"):
+        ix.doc("nope")
+    ids, scores = ix.search("volcano", k=60)  # more than the 40 documents
+    assert ids.shape == (1, 60) and ids[0, -1] == "" and np.isneginf(scores[0, -1])
