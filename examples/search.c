@@ -27,7 +27,7 @@ static int report(int rc, const char *what)
 static int build_index(const char *vectors, const char *dir)
 {
     splade_index_builder *b = NULL;
-    splade_ingest_opts io = {.quiet = 1};
+    splade_ingest_opts io = {0}; /* no progress callback: silent */
     int rc = report(splade_builder_create(NULL, 0, NULL, &b), "create");  /* vocabulary grows */
     if (rc == SPLADE_OK)
         rc = report(splade_ingest_vectors(b, vectors, &io), vectors);
