@@ -62,7 +62,12 @@ class Sparse(ctypes.Structure):  # splade_sparse (include/splade/sparse.h)
 class EncoderOpts(ctypes.Structure):  # splade_encoder_opts (include/splade/encoder.h)
     _fields_ = [("device", c_int), ("threads", c_int), ("max_length", c_int32), ("batch_size", c_int32),
                 ("lmhead", c_int), ("threshold", c_float), ("top_k", c_int32), ("quiet", c_int),
-                ("max_batch_tokens", c_int32), ("precision", c_int), ("gpu_dense_output", c_int)]
+                ("max_batch_tokens", c_int32), ("precision", c_int), ("gpu_dense_output", c_int),
+                ("cpu_batch_bytes", c_size_t)]
+
+
+class ModelPaths(ctypes.Structure):  # splade_model_paths (include/splade/model.h)
+    _fields_ = [("cache_dir", c_char_p), ("default_model", c_char_p), ("default_origin", c_char_p)]
 
 
 class Config(ctypes.Structure):  # splade_config (include/splade/model.h)
@@ -118,7 +123,8 @@ _SIGNATURES = {
     "splade_strerror": (c_char_p, [c_int]),
     "splade_error_detail": (c_char_p, []),
     "splade_clear_error": (None, []),
-    "splade_model_resolve": (c_int, [c_char_p, c_char_p, c_size_t]),
+    "splade_model_resolve": (c_int, [c_char_p, P(ModelPaths), c_char_p, c_size_t]),
+    "splade_builder_set_build_time": (None, [c_void_p, c_uint64]),
     "splade_model_load": (c_int, [c_char_p, P(P(Model))]),
     "splade_model_free": (None, [P(Model)]),
     "splade_parse_device": (c_int, [c_char_p, P(c_int)]),

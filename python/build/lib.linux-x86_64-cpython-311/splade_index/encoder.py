@@ -48,13 +48,27 @@ def sparse_rows_to_csr(vecs, n, n_cols):
     return sp.csr_matrix((data, indices, indptr.astype(np.int32) if nnz < 2**31 else indptr), shape=(n, n_cols))
 
 
+def _env(name):
+    v = os.environ.get(name)
+    return os.fsencode(v) if v else None
+
+
+def _model_paths():
+    """Where models are looked for, from the environment as the CLI reads it (src/cli/cli_env.c):
+    $SPLADE_MODEL, then $SPLADE_CACHE, else $HOME/.cache/splade-index. The library reads none."""
+    cache = _env("SPLADE_CACHE")
+    if cache is None and _env("HOME"):
+        cache = _env("HOME") + b"/.cache/splade-index"
+    return _lib.ModelPaths(cache_dir=cache, default_model=_env("SPLADE_MODEL"), default_origin=b"$SPLADE_MODEL")
+
+
 class Model:
     """A loaded model folder (splade_model): shared by the encoders made from it."""
 
     def __init__(self, model):
         buf = ctypes.create_string_buffer(4096)
         arg = None if model is None else os.fsencode(model)
-        check(lib.splade_model_resolve(arg, buf, len(buf)))
+        check(lib.splade_model_resolve(arg, byref(_model_paths()), buf, len(buf)))
         self.dir = buf.value.decode()
         self.ptr = ctypes.POINTER(_lib.Model)()
         check(lib.splade_model_load(buf.value, byref(self.ptr)))

@@ -64,6 +64,10 @@ class _Builder:
     def __init__(self, create):
         self.h = ctypes.c_void_p()
         check(create(byref(self.h)))
+        # the CLI's reproducible builds (src/cli/cli_env.c): the library reads no environment
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+        if epoch.isdigit():
+            lib.splade_builder_set_build_time(self.h, int(epoch))
 
     def __enter__(self):
         return self
