@@ -10,6 +10,7 @@
 
 #include "fuzz_index_fixture.h"
 #include "fuzz_memfile.h"
+#include "splade/pipeline.h"
 #include "splade/query_input.h"
 
 enum { MAX_QUERIES = 64 }; /* searched per input: keeps executions fast */

@@ -1,14 +1,12 @@
 /* Feeding a builder (include/splade/index.h) from input files: precomputed vectors
- * (src/index/ingest_vectors.c) or a text corpus through the encoder (src/index/ingest_corpus.c). */
+ * (src/index/ingest_vectors.c), the build lock and the empty-build rule. A text corpus through the
+ * encoder is the pipeline's (include/splade/pipeline.h): this stage knows no encoder. */
 #ifndef SPLADE_BUILD_H
 #define SPLADE_BUILD_H
-
-#include "splade.h"
 
 #include <stdint.h>
 
 #include "splade.h"
-#include "splade/encoder.h"
 #include "splade/index.h"
 
 #ifdef __cplusplus
@@ -34,17 +32,6 @@ typedef struct {
 /* Adds every record of a vectors JSONL file (include/splade/vectors.h) to a builder created with a
  * growing vocabulary. Duplicate ids always fail (SPLADE_ERR_DUPLICATE naming both lines). */
 SPLADE_API int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_ingest_opts *opts);
-
-/* Adds every document of a corpus JSONL file (include/splade/corpus.h), encoding chunk_docs texts
- * per encoder call (the encoder sorts them by length into batches). The builder must use the
- * encoder's model vocabulary. Malformed lines fail with "PATH:LINE: reason" unless skip_invalid. */
-SPLADE_API int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encoder *enc, int chunk_docs,
-                                    splade_ingest_opts *opts);
-
-/* A builder over m's vocabulary recording m (name as the user gave it, absolute folder,
- * fingerprint, lowercase) and the encoder's effective max_length in the index. */
-SPLADE_API int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
-                                               splade_index_builder **out);
 
 /* Takes the exclusive build lock of index folder dir (creating it) for this builder, until
  * splade_builder_free: a build holds it from its start, so a second build into the same folder fails

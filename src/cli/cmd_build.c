@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "splade.h"
 #include "splade/build.h"
+#include "splade/pipeline.h"
 #include "splade/index.h"
 
 static const char usage_text[] =

@@ -17,6 +17,7 @@
 #include "splade/encoder.h"
 #include "splade/index.h"
 #include "splade/query.h"
+#include "splade/pipeline.h"
 #include "splade/query_input.h"
 
 static const char usage_text[] =

@@ -1,4 +1,4 @@
-/* Query sets from text, encoded with the model the index was built with (include/splade/query_input.h).
+/* Query sets from text, encoded with the model the index was built with (include/splade/pipeline.h).
  * The model is found from the index's record (absolute folder, else its name through the usual
  * resolution) unless the caller overrides it; its fingerprint must match the index's. */
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include "query/query_ids.h"
 #include "splade.h"
 #include "splade/build.h"
+#include "splade/pipeline.h"
 #include "splade/corpus.h"
 #include "splade/encoder.h"
 #include "splade/query_input.h"

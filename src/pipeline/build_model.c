@@ -1,11 +1,12 @@
 /* Ties an index to its model: a builder over the model's vocabulary that records the model's
- * name, absolute folder, fingerprint and tokenizer settings (include/splade/build.h). */
+ * name, absolute folder, fingerprint and tokenizer settings (include/splade/pipeline.h). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "splade.h"
 #include "splade/build.h"
+#include "splade/pipeline.h"
 
 int splade_builder_create_for_model(const splade_model *m, const char *name, int32_t max_length,
                                     splade_index_builder **out)

@@ -1,5 +1,5 @@
 /* build CORPUS.jsonl: stream the corpus, encode chunks of documents (the encoder sorts each chunk
- * by length into batches), attach the vectors to the builder (include/splade/build.h). Documents
+ * by length into batches), attach the vectors to the builder (include/splade/pipeline.h). Documents
  * keep their corpus order as internal ids whatever order they are encoded in. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "index/progress.h"
 #include "splade.h"
 #include "splade/build.h"
+#include "splade/pipeline.h"
 #include "splade/corpus.h"
 
 typedef struct {
