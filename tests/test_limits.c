@@ -21,6 +21,7 @@
 #include "index/format.h"
 #include "splade.h"
 #include "splade/build.h"
+#include "splade/pipeline.h"
 #include "splade/index.h"
 #include "splade/query.h"
 #include "splade/query_input.h"
