@@ -27,7 +27,8 @@ static int report(int rc, const char *what)
 static int build_index(const char *vectors, const char *dir)
 {
     splade_index_builder *b = NULL;
-    splade_ingest_opts io = {0}; /* no progress callback: silent */
+    splade_ingest_opts io;
+    splade_ingest_opts_init(&io); /* the defaults: no progress callback (silent), empty input refused */
     int rc = report(splade_builder_create(NULL, 0, NULL, &b), "create");  /* vocabulary grows */
     if (rc == SPLADE_OK)
         rc = report(splade_ingest_vectors(b, vectors, &io), vectors);

@@ -21,6 +21,8 @@
 #include "splade/build.h"
 #include "splade/encoder.h"
 #include "splade/index.h"
+#include "splade/model.h"
+#include "splade/pipeline.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
@@ -246,10 +248,63 @@ static void test_build_time_option(void **state)
     rmdir(dir);
 }
 
+/* The *_opts_init functions reset every field to its documented default, whatever the struct held
+ * (callers init first, then set what they know; later fields keep their defaults). Byte patterns: a
+ * field an init forgets keeps 0xAB, which no default is. */
+static void test_opts_init_defaults(void **state)
+{
+    (void)state;
+    splade_encoder_opts e;
+    memset(&e, 0xAB, sizeof e);
+    splade_encoder_opts_init(&e);
+    assert_int_equal(e.device, SPLADE_DEVICE_AUTO);
+    assert_int_equal(e.lmhead, SPLADE_LMHEAD_FUSED);
+    assert_int_equal(e.precision, SPLADE_PRECISION_BF16);
+    assert_int_equal(e.threads, 0);
+    assert_int_equal(e.max_length, 0);
+    assert_int_equal(e.batch_size, 0);
+    assert_true(e.threshold == 0.0f);
+    assert_int_equal(e.top_k, 0);
+    assert_int_equal(e.quiet, 0);
+    assert_int_equal(e.max_batch_tokens, 0);
+    assert_int_equal(e.gpu_dense_output, 0);
+    assert_int_equal(e.cpu_batch_bytes, 0);
+
+    splade_ingest_opts i;
+    memset(&i, 0xAB, sizeof i);
+    splade_ingest_opts_init(&i);
+    assert_int_equal(i.skip_invalid, 0);
+    assert_int_equal(i.allow_empty, 0);
+    assert_int_equal(i.skipped, 0);
+    assert_null(i.progress);
+    assert_null(i.progress_user);
+
+    splade_fetch_opts f;
+    memset(&f, 0xAB, sizeof f);
+    splade_fetch_opts_init(&f);
+    assert_null(f.dest);
+    assert_null(f.cache_dir);
+    assert_null(f.endpoint);
+    assert_null(f.token);
+    assert_null(f.progress);
+    assert_null(f.progress_user);
+
+    splade_query_encode_opts q;
+    memset(&q, 0xAB, sizeof q);
+    splade_query_encode_opts_init(&q);
+    assert_null(q.model);
+    assert_null(q.device);
+    assert_null(q.precision);
+    assert_int_equal(q.threads, 0);
+    assert_null(q.model_paths);
+    assert_int_equal(q.max_batch_tokens, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_silent_by_default),
+        cmocka_unit_test(test_opts_init_defaults),
         cmocka_unit_test(test_log_callback_receives_messages),
         cmocka_unit_test(test_progress_callback),
         cmocka_unit_test(test_settings_read_once),

@@ -25,6 +25,9 @@ typedef struct {
     void *progress_user;
 } splade_ingest_opts;
 
+/* Fills *o with the defaults (no skipping, empty inputs refused, no progress callback). */
+SPLADE_API void splade_ingest_opts_init(splade_ingest_opts *o);
+
 /* Input of either kind (plain or gzip) that yields no document fails: SPLADE_ERR_FORMAT "every line
  * of PATH was invalid (N skipped)" when --skip-invalid dropped every line (even with allow_empty),
  * "PATH holds no documents" for an input without any record unless allow_empty. */

@@ -43,6 +43,11 @@ typedef struct {
                                     at least one sequence each); 0: SPLADE_CPU_BATCH_BYTES */
 } splade_encoder_opts;
 
+/* Fills *o with the defaults (every field documented above at its default value: device AUTO, bf16,
+ * the fused head, no caps). Callers that init first and then set the fields they know keep compiling
+ * and keep today's behaviour when later versions add fields. */
+SPLADE_API void splade_encoder_opts_init(splade_encoder_opts *o);
+
 /* The CPU's default memory cap per forward (cpu_batch_bytes = 0): 256 MiB. */
 #define SPLADE_CPU_BATCH_BYTES ((size_t)256 << 20)
 

@@ -109,6 +109,9 @@ typedef struct {
     void *progress_user;
 } splade_fetch_opts;
 
+/* Fills *o with the defaults (no folder, the public hub, no token, no progress callback). */
+SPLADE_API void splade_fetch_opts_init(splade_fetch_opts *o);
+
 /* Downloads a Hugging Face model repository ORG/NAME (config.json, vocab.txt, model.safetensors;
  * tokenizer_config.json when present) from ENDPOINT/ORG/NAME/resolve/main/FILE into opts->dest
  * (else opts->cache_dir/ORG/NAME). Resumable: a file arrives as FILE.part, continued with a Range

@@ -41,6 +41,9 @@ typedef struct {
     int32_t max_batch_tokens; /* the encoder's cap (splade_encoder_opts); <= 0: none */
 } splade_query_encode_opts;
 
+/* Fills *o with the defaults (the index's model, the CPU, bf16 where a GPU is asked for, no caps). */
+SPLADE_API void splade_query_encode_opts_init(splade_query_encode_opts *o);
+
 /* Encodes texts with the index's model (SPLADE_ERR_MISMATCH if the model's fingerprint differs from
  * the one stored in the index; SPLADE_ERR_UNSUPPORTED for an index built from --vectors). */
 SPLADE_API int splade_query_set_from_texts(splade_index *ix, const char *const *texts, int n,

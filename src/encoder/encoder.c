@@ -428,3 +428,9 @@ void splade_encoder_free(splade_encoder *e)
     splade_gpu_encoder_free(e->gpu);
     free(e);
 }
+
+void splade_encoder_opts_init(splade_encoder_opts *o)
+{
+    *o = (splade_encoder_opts){.device = SPLADE_DEVICE_AUTO, .lmhead = SPLADE_LMHEAD_FUSED,
+                               .precision = SPLADE_PRECISION_BF16};
+}

@@ -206,3 +206,8 @@ int splade_model_fetch(const char *repo, const splade_fetch_opts *opts, char *di
     curl_global_cleanup();
     return rc;
 }
+
+void splade_fetch_opts_init(splade_fetch_opts *o)
+{
+    *o = (splade_fetch_opts){0};
+}

@@ -96,3 +96,8 @@ int splade_ingest_vectors(splade_index_builder *b, const char *path, splade_inge
     free(terms);
     return rc < 0 ? rc : splade_ingest_check_found(b, path, opts);
 }
+
+void splade_ingest_opts_init(splade_ingest_opts *o)
+{
+    *o = (splade_ingest_opts){0};
+}

@@ -182,3 +182,8 @@ int splade_query_set_from_file(splade_index *ix, const char *path, const splade_
     free(texts);
     return rc;
 }
+
+void splade_query_encode_opts_init(splade_query_encode_opts *o)
+{
+    *o = (splade_query_encode_opts){0}; /* NULL device: the CPU, as for one query the GPU's start-up costs more */
+}
