@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "index_image.h"
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"
@@ -111,24 +112,6 @@ static void write_file(const char *path, const uint8_t *data, size_t size)
     assert_non_null(f);
     assert_int_equal(fwrite(data, 1, size, f), size);
     assert_int_equal(fclose(f), 0);
-}
-
-/* Recomputes every section CRC (of sections inside the file) and the header CRC. */
-static void fix_crcs(uint8_t *f, size_t size)
-{
-    spx_header h;
-    memcpy(&h, f, sizeof h);
-    if (h.n_sections > SPX_MAX_SECTIONS || spx_header_bytes(h.n_sections) > size)
-        return; /* the header itself is broken: nothing to recompute */
-    for (uint32_t i = 0; i < h.n_sections; i++) {
-        spx_section s;
-        memcpy(&s, f + sizeof h + 32u * i, sizeof s);
-        if (s.offset <= size && s.length <= size - s.offset)
-            s.crc = splade_crc32c(0, f + s.offset, s.length);
-        memcpy(f + sizeof h + 32u * i, &s, sizeof s);
-    }
-    uint32_t hb = spx_header_bytes(h.n_sections), crc = splade_crc32c(0, f, hb - 8);
-    memcpy(f + hb - 8, &crc, 4);
 }
 
 /* The section holding byte `off` ("padding"/"header" otherwise), from the undamaged file. */
@@ -263,7 +246,7 @@ static void campaign(int recompute)
         memcpy(g, fx.file, fx.size);
         g[off] ^= (uint8_t)(1 + next_rand() % 255); /* a different byte */
         if (recompute)
-            fix_crcs(g, fx.size);
+            spx_image_fix_crcs(g, fx.size);
         write_file(fx.bad, g, fx.size);
         trial(&fx, ref, !recompute, off, &t);
     }
@@ -310,7 +293,7 @@ static void test_bad_doc_scale_refused(void **state)
         uint8_t *g = malloc(fx.size);
         memcpy(g, fx.file, fx.size);
         memcpy(g + meta + offsetof(spx_meta, doc_scale), &bad[i], 4);
-        fix_crcs(g, fx.size);
+        spx_image_fix_crcs(g, fx.size);
         write_file(fx.bad, g, fx.size);
         free(g);
         splade_index *ix = (splade_index *)1;

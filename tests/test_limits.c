@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "index_image.h"
 #include "splade.h"
 #include "splade/build.h"
 #include "splade/pipeline.h"
@@ -265,22 +266,6 @@ static void test_score_overflow_large_vocab(void **state)
     free(w);
 }
 
-/* Recomputes every section CRC, the file size and the header CRC of an index image in memory. */
-static void fix_checksums(uint8_t *f, size_t size)
-{
-    spx_header h;
-    memcpy(&h, f, sizeof h);
-    for (uint32_t i = 0; i < h.n_sections; i++) {
-        spx_section s;
-        memcpy(&s, f + sizeof h + 32u * i, sizeof s);
-        if (s.offset <= size && s.length <= size - s.offset)
-            s.crc = splade_crc32c(0, f + s.offset, s.length);
-        memcpy(f + sizeof h + 32u * i, &s, sizeof s);
-    }
-    uint32_t hb = spx_header_bytes(h.n_sections), crc = splade_crc32c(0, f, hb - 8);
-    memcpy(f + hb - 8, &crc, 4);
-}
-
 /* Damage that checksums cannot see (a crafted file, or a writer bug): the reader must refuse it
  * at open with the part at fault, not read out of bounds later (found by fuzz_index_reader:
  * a heap overflow in cursor_next_geq, misaligned table loads). */
@@ -341,7 +326,7 @@ static void test_crc_valid_damage_refused(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         memcpy(f, good, size);
         memcpy(f + cases[c].at, &cases[c].value, 4);
-        fix_checksums(f, size);
+        spx_image_fix_crcs(f, size);
         FILE *o = fopen(bad, "wb");
         assert_int_equal(fwrite(f, 1, size, o), size);
         fclose(o);
@@ -351,7 +336,7 @@ static void test_crc_valid_damage_refused(void **state)
             fail_msg("case %zu: rc %d, %s", c, rc, splade_error_detail());
     }
     memcpy(f, good, size); /* and the untouched image, checksums recomputed, still opens */
-    fix_checksums(f, size);
+    spx_image_fix_crcs(f, size);
     assert_memory_equal(f, good, size);
     free(good);
     free(f);
