@@ -69,7 +69,7 @@ ifneq ($(NVCC),)
 CUDA_ARCH ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 \
              -gencode arch=compute_80,code=compute_80
 NVCCFLAGS ?= -O3 -lineinfo
-SPLADE_NVCCFLAGS := -std=c++17 -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra -MMD -MP
+SPLADE_NVCCFLAGS := -std=c++17 -DSPLADE_IN_CUDA_SO -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra -MMD -MP
 SPLADE_CFLAGS += -DSPLADE_HAVE_CUDA -I$(CUDA_HOME)/include
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt -lstdc++
 LIBS     += -ldl

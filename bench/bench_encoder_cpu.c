@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/encoder.h"
 #include "splade/model.h"

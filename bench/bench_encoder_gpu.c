@@ -21,8 +21,9 @@
 #include <time.h>
 
 #include "common/settings.h"
+#include "encoder/model_internal.h"
 #include "splade.h"
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 #include "splade/model.h"
 
 #include "../tests/gpu_random_model.h"

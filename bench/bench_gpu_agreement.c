@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/corpus.h"
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 #include "splade/model.h"
 #include "splade/tokenizer.h"
 

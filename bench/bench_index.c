@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "index/format.h"
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"

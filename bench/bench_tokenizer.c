@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/corpus.h"
 #include "splade/tokenizer.h"

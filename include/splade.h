@@ -54,14 +54,6 @@ SPLADE_API const char *splade_strerror(int status);
  * storage: valid until the next failure on this thread; do not free. */
 SPLADE_API const char *splade_error_detail(void);
 
-/* Records a printf-style detail for the current thread and returns `status`,
- * so call sites read `return splade_fail(SPLADE_ERR_FORMAT, "%s:%d: ...", f, l);` */
-SPLADE_API int splade_fail(int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
 /* Clears the thread's error detail. */
 SPLADE_API void splade_clear_error(void);
 

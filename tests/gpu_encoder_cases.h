@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "encoder/model_internal.h"
 
 typedef struct {
     int V, H, L, heads, I, P, tied, B;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder/model_internal.h"
 #include "splade/model.h"
 
 static inline uint64_t rm_next(uint64_t *s)

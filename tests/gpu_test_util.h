@@ -1,5 +1,5 @@
 /* Helpers shared by the GPU tests (test_gpu_encoder*.c, test_gpu_sparse.c, test_lmhead_gpu_fp32.c):
- * header-only, test use only. Include after cmocka.h and splade/gpu.h. */
+ * header-only, test use only. Include after cmocka.h and encoder/gpu_encoder.h. */
 #ifndef SPLADE_GPU_TEST_UTIL_H
 #define SPLADE_GPU_TEST_UTIL_H
 

@@ -14,9 +14,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/corpus.h"
-#include "splade/jsonl.h"
+#include "common/jsonl.h"
 #include "splade/sparse.h"
 
 static char *write_temp(const char *content, size_t len)

@@ -14,9 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/encoder.h"
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 #include "splade/model.h"
 #include "gpu_random_model.h"
 

@@ -1,4 +1,4 @@
-/* GPU encoder (include/splade/gpu.h) against an independent float64 BERT forward written here:
+/* GPU encoder (src/encoder/gpu_encoder.h) against an independent float64 BERT forward written here:
  * random small models built in memory (head sizes 32, 64, 128; tied and untied decoders),
  * packed variable-length batches (lengths 1, 2, the maximum position, tile edges), B = 1.
  * Checks the LM head's input (MLM transform output) always, and the [B, V] SPLADE output when
@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/corpus.h"
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 #include "splade/model.h"
 #include "splade/tokenizer.h"
 

@@ -22,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/encoder.h"
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 #include "splade/model.h"
 #include "splade/sparse.h"
 

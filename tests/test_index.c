@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,59 @@ static void test_fixed_vocab_lookup(void **state)
     assert_int_equal(splade_index_term_lookup(ix, "the", 3), 1); /* first id of a repeated token */
     assert_int_equal(splade_index_term_lookup(ix, "dog", 3), -1);
     splade_index_close(ix);
+    remove_dir(dir);
+}
+
+/* Threads that share a freshly opened index look tokens up at once: the hash table is built once
+ * (under TSan in make test: no race), and every thread gets the right ids. */
+enum { LOOKUP_THREADS = 4, LOOKUP_TERMS = 3000 };
+
+static void *lookup_all(void *arg)
+{
+    splade_index *ix = arg;
+    char tok[32];
+    for (int t = LOOKUP_TERMS - 1; t >= 0; t--) {
+        int n = snprintf(tok, sizeof tok, "w%d", (t * 7919) % LOOKUP_TERMS);
+        if (splade_index_term_lookup(ix, tok, (size_t)n) != (t * 7919) % LOOKUP_TERMS)
+            return ix; /* non-NULL: a wrong id */
+    }
+    return splade_index_term_lookup(ix, "absent", 6) == -1 ? NULL : ix;
+}
+
+static void test_concurrent_first_lookup(void **state)
+{
+    (void)state;
+    static char words[LOOKUP_TERMS][16];
+    const char *tokens[LOOKUP_TERMS];
+    for (int t = 0; t < LOOKUP_TERMS; t++) {
+        snprintf(words[t], sizeof words[t], "w%d", t);
+        tokens[t] = words[t];
+    }
+    splade_index_model m = {.name = "toy", .fingerprint = 1, .lowercase = 1, .max_length = 8};
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(tokens, LOOKUP_TERMS, &m, &b), 0);
+    uint32_t doc;
+    int32_t term = 5;
+    float w = 1;
+    assert_int_equal(splade_builder_add_doc(b, "t", "d0", NULL, "", 1, &doc), 0);
+    assert_int_equal(splade_builder_set_vector(b, doc, &term, &w, 1), 0);
+    char *dir = tmp_dir();
+    assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+    splade_builder_free(b);
+    for (int round = 0; round < 8; round++) {
+        splade_index *ix;
+        assert_int_equal(splade_index_open(dir, &ix), 0);
+        assert_false(splade_index_get_info(ix)->flags & SPLADE_IX_SORTED_VOCAB); /* the hashed path */
+        pthread_t th[LOOKUP_THREADS];
+        for (int i = 0; i < LOOKUP_THREADS; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, lookup_all, ix), 0);
+        for (int i = 0; i < LOOKUP_THREADS; i++) {
+            void *bad;
+            pthread_join(th[i], &bad);
+            assert_null(bad);
+        }
+        splade_index_close(ix);
+    }
     remove_dir(dir);
 }
 
@@ -692,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_missing_index),
         cmocka_unit_test(test_dense_range_table),
         cmocka_unit_test(test_threaded_write_and_verify),
+        cmocka_unit_test(test_concurrent_first_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,8 +20,8 @@
 
 #include "common/settings.h"
 #include "splade.h"
-#include "splade/gpu.h"
-#include "splade/lmhead.h"
+#include "encoder/gpu_encoder.h"
+#include "lmhead_fused/lmhead.h"
 
 #include "gpu_test_util.h"
 

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "splade.h"
-#include "splade/gpu.h"
-#include "splade/lmhead.h"
+#include "encoder/gpu_encoder.h"
+#include "lmhead_fused/lmhead.h"
 
 #include "gpu_test_util.h"
 

@@ -14,9 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/encoder.h"
-#include "splade/lmhead.h"
+#include "lmhead_fused/lmhead.h"
 #include "splade/model.h"
 #include "encoder/forward_cpu.h"
 #include "encoder/safetensors.h"

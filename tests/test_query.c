@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "index/format.h"
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"

@@ -4,7 +4,9 @@
  *   BEIR:      {"_id": ..., "title": ..., "text": ...}   (title optional)
  *   Anserini:  {"id": ..., "contents": ...} or {"id": ..., "text": ...}
  * Ids may be JSON strings or integers (integers are kept in decimal form); a string id must follow
- * the id rule of include/splade/jsonl.h (splade_id_problem). Plain or gzip input, as jsonl.h says.
+ * the id rule below (splade_id_problem). Input: a plain file, or a gzip file (recognised by its magic
+ * bytes, whatever its name), read as a stream; bzip2/xz/zstd/lz4/zip is SPLADE_ERR_UNSUPPORTED naming
+ * the format. A UTF-8 byte-order mark at the start is skipped; lines may be up to 64 MiB.
  * The text to encode is `title + " " + text` when the title is non-empty,
  * else `text` alone: the same join tools/ uses for the reference pipeline. */
 #ifndef SPLADE_CORPUS_H
@@ -18,6 +20,7 @@
 extern "C" {
 #endif
 
+/* Thread safety: a reader is used by one thread at a time; readers of the same file are independent. */
 typedef struct splade_corpus_reader splade_corpus_reader;
 
 typedef struct {
@@ -44,10 +47,18 @@ SPLADE_API int splade_corpus_next(splade_corpus_reader *r, splade_doc *doc);
 SPLADE_API int splade_corpus_open_memory(const void *data, size_t len, const char *name,
                                          splade_corpus_reader **out);
 
-/* Line-length limit (include/splade/jsonl.h: SPLADE_JSONL_MAX_LINE when 0); tests lower it. */
+/* Line-length limit in bytes (0: the default, 64 MiB); tests lower it. */
 SPLADE_API void splade_corpus_set_max_line(splade_corpus_reader *r, size_t max_line);
 
 SPLADE_API void splade_corpus_close(splade_corpus_reader *r);
+
+/* Longest accepted id, in bytes. */
+#define SPLADE_ID_MAX 1024
+
+/* The id rule for documents and queries (ids end up as TREC run columns): non-empty, at most
+ * SPLADE_ID_MAX bytes, valid UTF-8, no ASCII whitespace or control character (0x00-0x20, 0x7f).
+ * NULL when `id` (len bytes) follows it, else a static phrase saying why ("is empty", ...). */
+SPLADE_API const char *splade_id_problem(const char *id, size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* Text -> SPLADE sparse vectors, on the CPU or the GPU. Owner: src/encoder/encoder.c
- * (CPU forward: forward_cpu.c; GPU forward: .cu files in src/encoder/ behind include/splade/gpu.h). */
+ * (CPU forward: forward_cpu.c; GPU forward: .cu files in src/encoder/ behind the internal
+ * src/encoder/gpu_encoder.h, in libsplade-cuda.so, loaded on first use). */
 #ifndef SPLADE_ENCODER_H
 #define SPLADE_ENCODER_H
 
@@ -8,8 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "splade/gpu.h"
-#include "splade/lmhead.h"
 #include "splade/model.h"
 #include "splade/sparse.h"
 
@@ -18,6 +17,20 @@ extern "C" {
 #endif
 
 typedef enum { SPLADE_DEVICE_AUTO = 0, SPLADE_DEVICE_CPU = 1, SPLADE_DEVICE_CUDA = 2 } splade_device;
+
+/* The GPU's LM head: the fused kernel (default: matmul, max over the sequence and log1p(relu) in
+ * one pass, no [batch, seq, vocab] logits) or the naive control (cuBLAS GEMM, then a reduction). */
+typedef enum { SPLADE_LMHEAD_FUSED = 0, SPLADE_LMHEAD_NAIVE = 1 } splade_lmhead_kind;
+
+/* Numeric format of the GPU encoder. BF16 (default): bf16 weights and activations, fp32
+ * accumulation and normalisation, tensor cores (fast; vectors within ~1e-2 rel-L2 of the CPU's).
+ * FP32: fp32 weights and activations, fp32 GEMMs without TF32, SIMT attention and LM head,
+ * exact-erf GELU: reproduces the fp32 CPU forward (rel-L2 ~1e-6), at a fraction of the speed.
+ * The CPU forward is always fp32. docs/GPU_ENCODER.md ("Precision"). */
+typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_precision;
+
+/* 1 if a CUDA device is usable (name written to `name`), else 0 with the reason in `name`. */
+SPLADE_API int splade_gpu_probe(char *name, size_t name_len);
 
 typedef struct {
     splade_device device;        /* AUTO: GPU if usable, else CPU (a one-line SPLADE_LOG_INFO notice
@@ -51,6 +64,9 @@ SPLADE_API void splade_encoder_opts_init(splade_encoder_opts *o);
 /* The CPU's default memory cap per forward (cpu_batch_bytes = 0): 256 MiB. */
 #define SPLADE_CPU_BATCH_BYTES ((size_t)256 << 20)
 
+/* Thread safety: one call at a time per encoder (it owns scratch buffers and, on the GPU, a stream);
+ * it runs its own CPU threads inside a call. Several encoders may share one model and run at once
+ * on different threads. Created and freed on any thread. */
 typedef struct splade_encoder splade_encoder;
 
 /* opts may be NULL (defaults). The encoder keeps `model` (borrowed, must outlive it). */

@@ -16,6 +16,7 @@
 extern "C" {
 #endif
 
+/* Thread safety: read-only once loaded; splade_evaluate may run on several threads over the same files. */
 typedef struct splade_trec_file splade_trec_file;
 
 /* Qrels: BEIR TSV (query-id corpus-id score, optional header line) or TREC (qid iter docno rel). */

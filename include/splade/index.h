@@ -24,22 +24,7 @@ extern "C" {
 
 #define SPLADE_INDEX_FILE "index.spx"
 #define SPLADE_INDEX_DEFAULT_DIR "splade.idx" /* the CLI's when neither -o/-i nor $SPLADE_INDEX is given */
-#define SPLADE_INDEX_VERSION 2
-#define SPLADE_BLOCK_SIZE 128
-#define SPLADE_SNIPPET_BYTES 200
-#define SPLADE_RANGE_SHIFT 6 /* doc-id ranges of 64 documents carry per-term maxima (BMP pruning) */
-
 enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4, SPLADE_IX_REORDERED = 8 };
-
-/* CRC32C (Castagnoli) of n bytes continuing from crc (start with 0). */
-SPLADE_API uint32_t splade_crc32c(uint32_t crc, const void *data, size_t n);
-/* The CRC32C of A followed by B from crc_a = CRC32C(A), crc_b = CRC32C(B) and B's length (zlib's
- * crc32_combine for the Castagnoli polynomial): lets pieces of a section be summed on several threads. */
-SPLADE_API uint32_t splade_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
-
-/* 8-bit linear quantization over [0, max]: max(1, round(w * 255 / max)); 0 for w <= 0.
- * The one function both the index and the query side use, so brute force can reproduce scores. */
-SPLADE_API uint8_t splade_quantize(float w, float max);
 
 /* ---- building ---- */
 
@@ -65,6 +50,9 @@ typedef struct {
                                * checking it (install.c) */
 } splade_build_stats;
 
+/* Thread safety: a builder is used by one thread at a time (splade_builder_write runs its own
+ * threads inside). Builders are independent; two builders writing the same folder are serialised
+ * by its lock (splade_builder_lock, include/splade/build.h). */
 typedef struct splade_index_builder splade_index_builder;
 
 /* A builder over a fixed vocabulary (tokens[i] is term i, e.g. the model's vocab.txt), or, with
@@ -128,56 +116,10 @@ typedef struct {
     uint64_t file_bytes;
 } splade_index_info;
 
-#pragma pack(push, 1)
-typedef struct {
-    uint64_t first_block;
-    uint32_t n_postings;
-    uint8_t max_impact;
-    uint8_t pad[3];
-} splade_term_entry;
-
-typedef struct {
-    uint64_t offset;   /* into the POSTINGS section */
-    uint32_t last_doc;
-    uint8_t max_impact;
-    uint8_t pad[3];
-} splade_block_entry;
-
-typedef struct {
-    uint64_t offset;   /* into the RANGES section */
-    uint32_t n_ranges; /* doc-id ranges (of 2^SPLADE_RANGE_SHIFT docs) holding a posting of the term */
-    uint32_t flags;    /* SPLADE_RANGES_DENSE */
-} splade_range_term;
-#pragma pack(pop)
-
-enum { SPLADE_RANGES_DENSE = 1 }; /* maxima of every range (0: absent), no range ids */
-
-/* The writer's choice (docs/FORMAT.md, "Range maxima"): a term present in at least a quarter of the
- * ranges of a collection of at least 64 ranges gets a dense table: no larger than the sparse
- * list within 2x, and summed 16 ranges per instruction instead of one scattered add per range. */
-static inline int splade_ranges_dense(uint32_t n_ranges, uint32_t total_ranges)
-{
-    return total_ranges >= 64 && (uint64_t)n_ranges * 4 >= total_ranges;
-}
-
-/* One term's range maxima. Sparse: maxima[i] is the largest impact in range ids[i]; the ids are
- * streamvbyte delta-coded (splade_block_decode_docs-style) right after the maxima. Dense: data is
- * u8 maxima[total ranges] indexed by range id, 0 where the term is absent. */
-typedef struct {
-    uint32_t n;
-    int dense;
-    const uint8_t *data; /* sparse: u8 maxima[n], then the coded range ids; dense: u8 maxima[total] */
-} splade_term_ranges;
-
-/* One term's postings, pointing into the mapping. */
-typedef struct {
-    uint32_t n_postings;
-    uint32_t n_blocks;
-    uint8_t max_impact;
-    const splade_block_entry *blocks;
-    const uint8_t *postings;  /* start of the POSTINGS section (block offsets are relative to it) */
-} splade_term_postings;
-
+/* Thread safety: read-only once opened; every function below and in query.h may be called on one
+ * index from any number of threads at once (the token hash table of splade_index_term_lookup is
+ * built once, under a lock, by whichever thread needs it first). Close it after the last user. A
+ * rebuild of the folder installs a new file: an open index keeps answering from the old one. */
 typedef struct splade_index splade_index;
 
 /* Opens DIR/index.spx (or `dir` itself if it is a regular file). Checks magic, version, size and
@@ -192,12 +134,10 @@ SPLADE_API const char *splade_index_doc_id(const splade_index *ix, uint32_t doc,
 SPLADE_API void splade_index_doc_text(const splade_index *ix, uint32_t doc, const char **title, const char **snippet);
 /* Token of a term id (not NUL-terminated: *len bytes), NULL if out of range. */
 SPLADE_API const char *splade_index_term(const splade_index *ix, int32_t term, size_t *len);
-/* Term id of a token, or -1. Binary search when the vocabulary is sorted, else a table built on
- * first use (call once before sharing ix between threads: splade_index_prepare_lookup). */
+/* Term id of a token, or -1. Binary search when the vocabulary is sorted, else a hash table built
+ * on first use (thread safe; splade_index_prepare_lookup builds it ahead, reporting SPLADE_ERR_NOMEM). */
 SPLADE_API int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len);
 SPLADE_API int splade_index_prepare_lookup(splade_index *ix);
-SPLADE_API void splade_index_postings(const splade_index *ix, int32_t term, splade_term_postings *out);
-SPLADE_API void splade_index_ranges(const splade_index *ix, int32_t term, splade_term_ranges *out);
 
 #ifdef __cplusplus
 }

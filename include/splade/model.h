@@ -1,7 +1,6 @@
 /* A BERT-family masked-LM checkpoint in Hugging Face layout, held in host memory as fp32.
- * Owner: src/encoder/config.c, safetensors.c, model.c.
- *
- * Linear weights keep PyTorch's nn.Linear layout: [out_features, in_features], row-major. */
+ * Owner: src/encoder/config.c, safetensors.c, model.c; the weights' layout is internal
+ * (src/encoder/model_internal.h). */
 #ifndef SPLADE_MODEL_H
 #define SPLADE_MODEL_H
 
@@ -30,32 +29,9 @@ typedef struct {
     bool do_lower_case;     /* from tokenizer_config.json; true when absent */
 } splade_config;
 
-typedef struct {
-    float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b;  /* [H,H], [H] */
-    float *attn_out_w, *attn_out_b;            /* [H,H], [H] */
-    float *ln1_g, *ln1_b;                      /* attention LayerNorm */
-    float *ffn_in_w, *ffn_in_b;                /* [I,H], [I] */
-    float *ffn_out_w, *ffn_out_b;              /* [H,I], [H] */
-    float *ln2_g, *ln2_b;                      /* output LayerNorm */
-} splade_layer;
-
-typedef struct splade_model {
-    splade_config cfg;
-    float *word_emb;       /* [V,H] */
-    float *pos_emb;        /* [P,H] */
-    float *type_emb;       /* [T,H] */
-    float *emb_ln_g, *emb_ln_b;
-    splade_layer *layers;  /* [num_layers] */
-    float *mlm_dense_w, *mlm_dense_b;  /* MLM transform: dense [H,H] + GELU + LayerNorm */
-    float *mlm_ln_g, *mlm_ln_b;
-    float *decoder_w;      /* [V,H]; aliases word_emb when tied */
-    float *decoder_b;      /* [V] */
-    splade_tokenizer *tokenizer;
-    uint64_t fingerprint;  /* identifies weights + vocab + tokenizer and config.json settings that change the
-                            * output (docs/FORMAT.md, "Model fingerprint"); stored in indexes */
-    char *dir;             /* model folder it was loaded from */
-    void *storage_;        /* private */
-} splade_model;
+/* A loaded model (opaque): its weights in host memory as fp32, its tokenizer and config. Read-only
+ * once loaded: one model may serve any number of encoders on any threads at once. */
+typedef struct splade_model splade_model;
 
 /* Loads config.json, vocab.txt, tokenizer_config.json (optional) and
  * model.safetensors from `dir`. *out owned by the caller: splade_model_free.
@@ -65,6 +41,15 @@ typedef struct splade_model {
  * 64 MiB, the JSON files at most 1 MiB. */
 SPLADE_API int splade_model_load(const char *dir, splade_model **out);
 SPLADE_API void splade_model_free(splade_model *m);
+
+/* Accessors; pointers stay valid until splade_model_free(m). */
+SPLADE_API const splade_config *splade_model_config(const splade_model *m);
+SPLADE_API const splade_tokenizer *splade_model_tokenizer(const splade_model *m);
+/* Identifies weights + vocabulary + tokenizer settings + the config.json values that change the
+ * output (docs/FORMAT.md, "Model fingerprint"); indexes record it to refuse another model. */
+SPLADE_API uint64_t splade_model_fingerprint(const splade_model *m);
+/* The folder the model was loaded from, as given to splade_model_load. */
+SPLADE_API const char *splade_model_dir(const splade_model *m);
 
 /* Parses and validates config.json (BERT family, hidden_act "gelu") into *cfg;
  * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */

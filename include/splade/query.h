@@ -53,7 +53,8 @@ typedef struct {
     uint64_t blocks_decoded;
 } splade_search_stats;
 
-/* Per-thread scratch space for one index. */
+/* Scratch space for searching one index. Thread safety: one thread at a time per searcher; give
+ * each thread its own (they may share the index). splade_search_batch makes its own. */
 typedef struct splade_searcher splade_searcher;
 SPLADE_API int splade_searcher_create(const splade_index *ix, splade_searcher **out);
 SPLADE_API void splade_searcher_free(splade_searcher *s);

@@ -18,6 +18,7 @@ typedef struct {
     char **ids;          /* query ids ("1", "2", ... for bare texts) */
     splade_qvec *q;
 } splade_query_set;
+/* Thread safety: a plain value once built; many threads may read one set. */
 
 /* Query vectors JSONL ({"id", "vector": {token: weight}}); tokens unknown to the index are dropped.
  * Here and in splade_query_set_from_file (pipeline.h) a repeated id is SPLADE_ERR_DUPLICATE naming both lines. On

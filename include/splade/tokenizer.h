@@ -33,6 +33,7 @@
 extern "C" {
 #endif
 
+/* Thread safety: read-only once loaded; any number of threads may tokenize with one tokenizer at once. */
 typedef struct splade_tokenizer splade_tokenizer;
 
 /* Loads vocab.txt (one token per line, "\n" or "\r\n"; line index = id; a repeated token

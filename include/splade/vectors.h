@@ -13,6 +13,7 @@
 extern "C" {
 #endif
 
+/* Thread safety: a reader is used by one thread at a time; readers are independent of each other. */
 typedef struct splade_vectors_reader splade_vectors_reader;
 
 typedef struct {

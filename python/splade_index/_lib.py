@@ -77,13 +77,6 @@ class Config(ctypes.Structure):  # splade_config (include/splade/model.h)
                 ("tie_word_embeddings", c_bool), ("do_lower_case", c_bool)]
 
 
-class Model(ctypes.Structure):  # splade_model: only cfg, tokenizer, fingerprint and dir are read
-    _fields_ = [("cfg", Config)] + [(n, c_void_p) for n in (
-        "word_emb", "pos_emb", "type_emb", "emb_ln_g", "emb_ln_b", "layers", "mlm_dense_w", "mlm_dense_b",
-        "mlm_ln_g", "mlm_ln_b", "decoder_w", "decoder_b", "tokenizer")] + [
-        ("fingerprint", c_uint64), ("dir", c_char_p), ("storage_", c_void_p)]
-
-
 class Doc(ctypes.Structure):  # splade_doc (include/splade/corpus.h); void* so nothing is copied
     _fields_ = [("id", c_void_p), ("title", c_void_p), ("body", c_void_p), ("text", c_void_p),
                 ("text_len", c_size_t), ("line", c_long)]
@@ -125,11 +118,14 @@ _SIGNATURES = {
     "splade_clear_error": (None, []),
     "splade_model_resolve": (c_int, [c_char_p, P(ModelPaths), c_char_p, c_size_t]),
     "splade_builder_set_build_time": (None, [c_void_p, c_uint64]),
-    "splade_model_load": (c_int, [c_char_p, P(P(Model))]),
-    "splade_model_free": (None, [P(Model)]),
+    "splade_model_load": (c_int, [c_char_p, P(c_void_p)]),  # splade_model is opaque: accessors below
+    "splade_model_free": (None, [c_void_p]),
+    "splade_model_config": (P(Config), [c_void_p]),
+    "splade_model_tokenizer": (c_void_p, [c_void_p]),
+    "splade_model_fingerprint": (c_uint64, [c_void_p]),
     "splade_parse_device": (c_int, [c_char_p, P(c_int)]),
     "splade_parse_precision": (c_int, [c_char_p, P(c_int)]),
-    "splade_encoder_create": (c_int, [P(Model), P(EncoderOpts), P(c_void_p)]),
+    "splade_encoder_create": (c_int, [c_void_p, P(EncoderOpts), P(c_void_p)]),
     "splade_encoder_encode": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_void_p, P(c_int)]),
     "splade_encoder_max_length": (c_int32, [c_void_p]),
     "splade_encoder_device": (c_int, [c_void_p]),
@@ -143,7 +139,7 @@ _SIGNATURES = {
     "splade_corpus_close": (None, [c_void_p]),
     "splade_count_lines": (c_uint64, [c_char_p]),
     "splade_builder_create": (c_int, [c_void_p, c_int32, c_void_p, P(c_void_p)]),
-    "splade_builder_create_for_model": (c_int, [P(Model), c_char_p, c_int32, P(c_void_p)]),
+    "splade_builder_create_for_model": (c_int, [c_void_p, c_char_p, c_int32, P(c_void_p)]),
     "splade_builder_add_doc": (c_int, [c_void_p, c_char_p, c_void_p, c_void_p, c_void_p, c_long, P(c_uint32)]),
     "splade_builder_set_vector": (c_int, [c_void_p, c_uint32, c_void_p, c_void_p, c_int32]),
     "splade_builder_keep_order": (None, [c_void_p, c_int]),

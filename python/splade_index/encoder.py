@@ -70,12 +70,11 @@ class Model:
         arg = None if model is None else os.fsencode(model)
         check(lib.splade_model_resolve(arg, byref(_model_paths()), buf, len(buf)))
         self.dir = buf.value.decode()
-        self.ptr = ctypes.POINTER(_lib.Model)()
+        self.ptr = ctypes.c_void_p()
         check(lib.splade_model_load(buf.value, byref(self.ptr)))
-        m = self.ptr.contents
-        self.vocab_size = m.cfg.vocab_size
-        self.fingerprint = m.fingerprint
-        self.tokenizer = m.tokenizer
+        self.vocab_size = lib.splade_model_config(self.ptr).contents.vocab_size
+        self.fingerprint = lib.splade_model_fingerprint(self.ptr)
+        self.tokenizer = lib.splade_model_tokenizer(self.ptr)
 
     def token(self, i):
         p = lib.splade_tokenizer_token(self.tokenizer, i)

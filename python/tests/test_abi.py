@@ -11,7 +11,7 @@ from conftest import REPO
 
 STRUCTS = {  # ctypes class name -> C type name
     "Sparse": "splade_sparse", "EncoderOpts": "splade_encoder_opts", "Config": "splade_config",
-    "Model": "splade_model", "Doc": "splade_doc", "IndexInfo": "splade_index_info",
+    "Doc": "splade_doc", "IndexInfo": "splade_index_info",
     "BuildStats": "splade_build_stats", "Qvec": "splade_qvec", "Hit": "splade_hit"}
 
 

@@ -18,8 +18,8 @@
 
 #include "cli/bench_lmhead.h"
 #include "splade.h"
-#include "splade/gpu.h"
-#include "splade/lmhead.h"
+#include "lmhead_fused/lmhead.h"
+#include "lmhead_fused/lmhead.h"
 
 #define CK(call)                                                                                  \
     do {                                                                                          \

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/fail.h"
 #include "splade.h"
 
 static const char *env(const char *name)

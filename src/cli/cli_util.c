@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "splade.h"
 
 int splade_cli_int(const char *cmd, const char *option, const char *s, long lo, long hi, int *out)

@@ -3,7 +3,6 @@
  * binary, parses the options and probes the GPU; the measuring half lives in libsplade-cuda.so
  * with the rest of the CUDA code and is looked up only then (docs/GPU_ENCODER.md, "Loading"). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/bench_lmhead.h"
@@ -11,7 +10,7 @@
 #include "cli/commands.h"
 #include "gpu/loader.h"
 #include "splade.h"
-#include "splade/gpu.h"
+#include "splade/encoder.h"
 
 static void usage(FILE *f)
 {

@@ -1,7 +1,6 @@
 /* splade-index build: corpus JSONL (encoded with a model) or precomputed vectors -> index. */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_env.h"

@@ -9,6 +9,7 @@
 #include "cli/cli_env.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/corpus.h"
 #include "splade/encoder.h"
@@ -126,7 +127,7 @@ static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, ch
     int rc = splade_encoder_encode(e, (const char *const *)texts, NULL, n, vec, &cut);
     for (int i = 0; i < n; i++) {
         if (!rc)
-            print_vector(stdout, ids[i], &vec[i], m->tokenizer);
+            print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
         splade_sparse_free(&vec[i]);
     }
     free(vec);

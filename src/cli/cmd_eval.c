@@ -1,9 +1,9 @@
 /* splade-index eval: score a TREC run against qrels with trec_eval's definitions. */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/commands.h"
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/eval.h"
 

@@ -2,7 +2,6 @@
  * model cache (or --dest), then load it once so a broken download is reported now, not later. */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli_env.h"
 #include "cli/cli_output.h"
@@ -63,9 +62,11 @@ int cmd_fetch_model(int argc, char **argv)
         fprintf(stderr, "splade-index fetch-model: %s: %s\n", splade_strerror(rc), splade_error_detail());
         return 1;
     }
-    if (!quiet)
-        printf("%s: %d layers, hidden %d, vocabulary %d, fingerprint %016llx\n", dir, m->cfg.num_layers,
-               m->cfg.hidden_size, m->cfg.vocab_size, (unsigned long long)m->fingerprint);
+    if (!quiet) {
+        const splade_config *c = splade_model_config(m);
+        printf("%s: %d layers, hidden %d, vocabulary %d, fingerprint %016llx\n", dir, c->num_layers, c->hidden_size,
+               c->vocab_size, (unsigned long long)splade_model_fingerprint(m));
+    }
     splade_model_free(m);
     return 0;
 }

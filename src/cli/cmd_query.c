@@ -13,6 +13,7 @@
 #include "cli/cli_env.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/encoder.h"
 #include "splade/index.h"

@@ -2,13 +2,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/tokenizer.h"
 

@@ -1,7 +1,8 @@
 /* JSONL corpus reader (see include/splade/corpus.h), on top of the shared JSONL reader. */
+#include "common/fail.h"
 #include "splade/corpus.h"
 #include "splade.h"
-#include "splade/jsonl.h"
+#include "common/jsonl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
-/* The id rule shared by every reader of document and query ids (include/splade/jsonl.h). Ids
+/* The id rule shared by every reader of document and query ids (declared in include/splade/corpus.h). Ids
  * become columns of TREC run lines: whitespace or a control character would add columns or
  * split a line, an empty id would remove one, and `eval` would then reject our own run. */
-#include <stdint.h>
+#include <stddef.h>
 #include <utf8proc.h>
 
-#include "splade/jsonl.h"
+#include "splade/corpus.h"
 
 _Static_assert(SPLADE_ID_MAX == 1024, "the phrase below names the limit");
 

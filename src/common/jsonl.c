@@ -1,15 +1,16 @@
-/* JSON Lines reader shared by the corpus and vector readers (include/splade/jsonl.h).
+/* JSON Lines reader shared by the corpus and vector readers (src/common/jsonl.h).
  *
  * Three layers, each pulling from the one below: raw bytes (a file descriptor read in chunks, or
  * the caller's memory), decoded bytes (the raw bytes as they are, or inflated when the input
  * starts with the gzip magic), and lines (assembled up to the length limit, checked for NUL bytes
  * chunk by chunk, so a 3 GB line of zeros fails after its first chunk, not after reading it). */
-#include "splade/jsonl.h"
+#include "common/fail.h"
+#include "common/jsonl.h"
 #include "splade.h"
+#include "splade/corpus.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /* The log callback (include/splade.h, src/common/log.h). */
 #include "common/log.h"
+#include "splade.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -2,7 +2,6 @@
 #ifndef SPLADE_COMMON_LOG_H
 #define SPLADE_COMMON_LOG_H
 
-#include "splade.h"
 
 #ifdef __cplusplus
 extern "C" {

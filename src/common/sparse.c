@@ -1,4 +1,5 @@
 /* Sparse vector helpers shared by the encoder (dense -> sparse) and the index. */
+#include "common/fail.h"
 #include "splade/sparse.h"
 #include "splade.h"
 

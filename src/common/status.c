@@ -1,4 +1,5 @@
 /* Status codes and the thread-local error detail (see include/splade.h). */
+#include "common/fail.h"
 #include "splade.h"
 
 #include <stdarg.h>

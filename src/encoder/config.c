@@ -1,5 +1,6 @@
 /* config.json of a BERT-family masked LM -> splade_config, with every field the
  * forward pass depends on checked, so a wrong model fails at load and not as garbage output. */
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/model.h"
 #include "encoder/model_files.h"

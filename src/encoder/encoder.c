@@ -2,9 +2,11 @@
  * sparsify (on the GPU: the output is compacted there and only nonzeros come back, unless
  * opts.gpu_dense_output). The device is chosen once at create; AUTO falls back to the CPU on any GPU error.
  * opts.precision picks the GPU's format (bf16 or fp32); the CPU computes in fp32 either way. */
+#include "common/fail.h"
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/encoder.h"
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 #include "common/log.h"
 #include "encoder/forward_cpu.h"
 

@@ -1,4 +1,5 @@
 /* fetch-model: Hugging Face "resolve" URLs over libcurl, one file at a time, resumable. */
+#include "common/fail.h"
 #include "common/log.h"
 #include "splade.h"
 #include "splade/model.h"
@@ -6,7 +7,6 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>

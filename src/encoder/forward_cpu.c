@@ -4,9 +4,11 @@
  * pairs and the LayerNorm rows; GEMMs go through gemm_cpu.c (AVX-512 kernel for few rows,
  * OpenBLAS for many). Every output element is computed the same way whatever the thread
  * count, so `--threads` never changes a vector (tests/cli/test_threads_deterministic.sh). */
+#include "common/fail.h"
 #include "encoder/forward_cpu.h"
+#include "encoder/model_internal.h"
 #include "splade.h"
-#include "splade/lmhead.h"
+#include "lmhead_fused/lmhead.h"
 #include "encoder/attention_cpu.h"
 #include "common/cpu_team.h"
 #include "encoder/gemm_cpu.h"

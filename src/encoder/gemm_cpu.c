@@ -11,7 +11,6 @@
 
 #include <cblas.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum { MB = 32 }; /* rows of A per block */

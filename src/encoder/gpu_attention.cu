@@ -10,6 +10,7 @@
 #include <cuda_bf16.h>
 #include <math.h>
 
+#include "common/fail.h"
 #include "encoder/gpu_kernels.cuh"
 #include "gpu/cuda_check.h"
 

@@ -11,6 +11,7 @@
  * Shared memory: (64·D + 32·(D+4) + 32·D) floats = 17 / 33 / 65 KiB at D = 32 / 64 / 128. */
 #include <math.h>
 
+#include "common/fail.h"
 #include "encoder/gpu_kernels.cuh"
 #include "gpu/cuda_check.h"
 

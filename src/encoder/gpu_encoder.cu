@@ -1,4 +1,4 @@
-/* The BERT forward pass on the GPU, feeding the SPLADE LM head (include/splade/gpu.h).
+/* The BERT forward pass on the GPU, feeding the SPLADE LM head (src/encoder/gpu_encoder.h).
  *
  * Weights are uploaded once in bf16 (LayerNorm parameters, position/type embeddings and the
  * decoder bias stay fp32). Tokens of all sequences are packed back to back ([T, hidden], no
@@ -47,15 +47,17 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/fail.h"
 #include "common/settings.h"
 #include "encoder/gpu_encoder_internal.h"
 #include "encoder/gpu_kernels.cuh"
 #include "encoder/gpu_sparse.cuh"
+#include "encoder/model_internal.h"
 #include "gpu/cuda_check.h"
 #include "gpu/init_mark.h"
 #include "splade.h"
-#include "splade/gpu.h"
-#include "splade/lmhead.h"
+#include "encoder/gpu_encoder.h"
+#include "lmhead_fused/lmhead.h"
 
 using splade_gpu::AttnTile;
 using splade_gpu::bf16;

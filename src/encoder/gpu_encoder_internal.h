@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 
 #ifdef __cplusplus
 extern "C" {

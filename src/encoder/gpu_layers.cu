@@ -5,6 +5,7 @@
 
 #include <type_traits>
 
+#include "common/fail.h"
 #include "encoder/gpu_kernels.cuh"
 #include "gpu/cuda_check.h"
 

@@ -1,5 +1,5 @@
 /* GPU compaction of the SPLADE [B, V] output: only the nonzeros cross to the host
- * (gpu_sparse.cuh gives the steps; include/splade/gpu.h splade_gpu_encoder_forward_sparse the
+ * (gpu_sparse.cuh gives the steps; src/encoder/gpu_encoder.h splade_gpu_encoder_forward_sparse the
  * contract). The kept set is decided by the same float comparison as splade_sparse_from_dense
  * (w > threshold && w > 0), and weights are copied, never recomputed: the pairs are bit-identical
  * to what the dense copy + splade_sparse_from_dense give.
@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/fail.h"
 #include "encoder/gpu_encoder_internal.h"
 #include "encoder/gpu_sparse.cuh"
 #include "gpu/cuda_check.h"

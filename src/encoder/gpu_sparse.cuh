@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 
 namespace splade_gpu {
 

@@ -1,5 +1,7 @@
 /* Loading a Hugging Face BERT masked-LM folder into splade_model (fp32 host memory).
  * F32 tensors are used in place inside the read-only mapping; F16/BF16 are converted. */
+#include "common/fail.h"
+#include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/model.h"
 #include "splade/tokenizer.h"
@@ -451,3 +453,8 @@ void splade_model_free(splade_model *m)
     free(m->dir);
     free(m);
 }
+
+const splade_config *splade_model_config(const splade_model *m) { return &m->cfg; }
+const splade_tokenizer *splade_model_tokenizer(const splade_model *m) { return m->tokenizer; }
+uint64_t splade_model_fingerprint(const splade_model *m) { return m->fingerprint; }
+const char *splade_model_dir(const splade_model *m) { return m->dir; }

@@ -1,5 +1,6 @@
 /* Regular-file checks shared by the model loaders (config.json, tokenizer_config.json,
  * vocab.txt, model.safetensors): see model_files.h. */
+#include "common/fail.h"
 #include "encoder/model_files.h"
 #include "splade.h"
 

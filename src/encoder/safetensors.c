@@ -1,6 +1,7 @@
 /* safetensors: 8-byte little-endian header length, a JSON header
  * {name: {dtype, shape, data_offsets: [begin, end]}}, then the data block. Every range is
  * checked here so that later code can trust pointers into the mapping. */
+#include "common/fail.h"
 #include "encoder/safetensors.h"
 #include "encoder/model_files.h"
 #include "splade.h"

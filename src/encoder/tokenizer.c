@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "encoder/normalize.h"
 #include "encoder/tokenizer_internal.h"
 #include "splade.h"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "encoder/model_files.h"
 #include "encoder/tokenizer_internal.h"
 #include "splade.h"

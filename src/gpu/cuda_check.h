@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "common/fail.h"
 #include "splade.h"
 
 /* Evaluates `call`; on error records "file:line: call: message" and returns from the

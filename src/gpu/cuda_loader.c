@@ -1,7 +1,7 @@
 /* The CUDA build's GPU entry points, loaded on first use. Every .cu file lives in
  * libsplade-cuda.so, which links cuBLAS, cuBLASLt and the CUDA runtime: mapping and relocating
  * those costs ~230 MB of RSS and ~0.1 s, which a program linked with them pays at every start,
- * even for `--help`. Here each entry point of splade/gpu.h and splade/lmhead.h that host code
+ * even for `--help`. Here each entry point of encoder/gpu_encoder.h and lmhead_fused/lmhead.h that host code
  * calls loads the object once (pthread_once) and forwards to its definition, so only a GPU path
  * pays, and only once. When the CUDA driver (libcuda.so.1) is missing, nothing more is loaded:
  * no CUDA call could succeed without it. When anything cannot be loaded, the entry points answer
@@ -26,10 +26,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fail.h"
 #include "gpu/loader.h"
 #include "splade.h"
-#include "splade/gpu.h"
-#include "splade/lmhead.h"
+#include "encoder/gpu_encoder.h"
+#include "lmhead_fused/lmhead.h"
 
 #define CUDA_DRIVER "libcuda.so.1"
 

@@ -3,10 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "gpu/loader.h"
 #include "splade.h"
-#include "splade/gpu.h"
-#include "splade/lmhead.h"
+#include "encoder/gpu_encoder.h"
+#include "lmhead_fused/lmhead.h"
 
 int splade_gpu_probe(char *name, size_t name_len)
 {

@@ -3,7 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include "splade/gpu.h"
+#include "encoder/gpu_encoder.h"
 
 extern "C" int splade_gpu_probe(char *name, size_t name_len)
 {

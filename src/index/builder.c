@@ -1,10 +1,12 @@
 /* Collects documents and their vectors before inversion (see include/splade/index.h). */
+#include "common/fail.h"
 #include "index/builder_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/format.h"
 #include "splade.h"
 
 static char *dup_or_null(const char *s)

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include "index/format.h"
 #include "index/strtab.h"
 #include "splade/index.h"
 

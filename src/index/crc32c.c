@@ -1,7 +1,7 @@
 /* CRC32C (Castagnoli, reflected polynomial 0x82F63B78): the section checksums of docs/FORMAT.md.
  * Uses the SSE4.2 crc32 instruction when the CPU has it (several GB/s, so verifying a whole index at
  * open costs little), else a byte-wise table. Both give the same value. */
-#include "splade/index.h"
+#include "index/format.h"
 
 #include <pthread.h>
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/fail.h"
 #include "common/log.h"
 #include "index/progress.h"
 #include "splade.h"

@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fail.h"
 #include "index/builder_internal.h"
 #include "index/reader_internal.h"
 #include "splade.h"

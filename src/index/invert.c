@@ -1,5 +1,4 @@
 /* Forward vectors -> quantized, block-compressed postings (docs/FORMAT.md, "Postings"). */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,7 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fail.h"
 #include "index/builder_internal.h"
+#include "index/format.h"
 #include "index/parallel.h"
 #include "index/postings.h"
 #include "index/quantize.h"

@@ -1,8 +1,11 @@
 /* Token -> term id for an open index: binary search over a sorted vocabulary (--vectors
  * indexes), or a hash table built once over a model's vocabulary (which is in id order). */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "index/reader_internal.h"
 #include "splade.h"
 
@@ -33,10 +36,9 @@ static uint32_t *slot_of(const splade_index *ix, const char *tok, size_t len)
     }
 }
 
-int splade_index_prepare_lookup(splade_index *ix)
+/* Fills ix->lookup; called with lookup_lock held, before lookup_ready is set. */
+static int build_lookup(splade_index *ix)
 {
-    if (ix->lookup || (ix->info.flags & SPLADE_IX_SORTED_VOCAB))
-        return SPLADE_OK;
     uint32_t n = 64;
     while (n < ix->info.n_terms * 2u)
         n *= 2;
@@ -52,6 +54,23 @@ int splade_index_prepare_lookup(splade_index *ix)
             *slot = t + 1; /* a repeated token keeps its first id, like the tokenizer */
     }
     return SPLADE_OK;
+}
+
+/* Double-checked: after the first build every caller sees lookup_ready (acquire) and takes no lock,
+ * so threads that share an index may look tokens up from the start. */
+int splade_index_prepare_lookup(splade_index *ix)
+{
+    if ((ix->info.flags & SPLADE_IX_SORTED_VOCAB) || atomic_load_explicit(&ix->lookup_ready, memory_order_acquire))
+        return SPLADE_OK;
+    pthread_mutex_lock(&ix->lookup_lock);
+    int rc = SPLADE_OK;
+    if (!atomic_load_explicit(&ix->lookup_ready, memory_order_relaxed)) {
+        rc = build_lookup(ix);
+        if (rc == SPLADE_OK)
+            atomic_store_explicit(&ix->lookup_ready, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&ix->lookup_lock);
+    return rc;
 }
 
 int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len)
@@ -72,7 +91,7 @@ int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len
         }
         return -1;
     }
-    if (!ix->lookup && splade_index_prepare_lookup(ix) < 0)
+    if (splade_index_prepare_lookup(ix) < 0)
         return -1;
     uint32_t e = *slot_of(ix, token, len);
     return e ? (int32_t)e - 1 : -1;

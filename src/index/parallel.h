@@ -3,7 +3,6 @@
 #define SPLADE_INDEX_PARALLEL_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 /* Runs fn on args[0..n) (stride bytes apart): jobs 1..n-1 on new threads, job 0 on the calling
  * thread. A job whose thread cannot start runs on the calling thread afterwards: jobs must write

@@ -2,7 +2,6 @@
 #include "index/postings.h"
 
 #include <streamvbyte.h>
-#include <streamvbytedelta.h>
 #include <string.h>
 
 #include "index/svb.h"

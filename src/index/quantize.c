@@ -1,9 +1,8 @@
 /* Impact quantization and the default index location: small helpers both build and query use. */
-#include "splade/index.h"
+#include "index/format.h"
 #include "index/quantize.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 uint8_t splade_quantize(float w, float max)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fail.h"
 #include "index/format.h"
 #include "index/parallel.h"
 #include "index/reader_internal.h"
@@ -206,12 +207,23 @@ static int finish_open(splade_index *ix, int rc, splade_index **out)
     return SPLADE_OK;
 }
 
+/* A zeroed index with its lock ready (splade_index_close destroys it). */
+static splade_index *index_alloc(void)
+{
+    splade_index *ix = calloc(1, sizeof *ix);
+    if (ix && pthread_mutex_init(&ix->lookup_lock, NULL) != 0) {
+        free(ix);
+        return NULL;
+    }
+    return ix;
+}
+
 int splade_index_open_threads(const char *dir, int threads, splade_index **out)
 {
     if (!dir || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open: NULL argument");
     *out = NULL;
-    splade_index *ix = calloc(1, sizeof *ix);
+    splade_index *ix = index_alloc();
     if (!ix)
         return splade_fail(SPLADE_ERR_NOMEM, "index");
     ix->threads = threads;
@@ -228,7 +240,7 @@ int splade_index_open_fd(int fd, const char *path, int threads, splade_index **o
     if (fd < 0 || !path || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open_fd: bad arguments");
     *out = NULL;
-    splade_index *ix = calloc(1, sizeof *ix);
+    splade_index *ix = index_alloc();
     if (!ix)
         return splade_fail(SPLADE_ERR_NOMEM, "index");
     ix->threads = threads;
@@ -251,5 +263,6 @@ void splade_index_close(splade_index *ix)
     free(ix->model_name);
     free(ix->model_dir);
     free(ix->lookup);
+    pthread_mutex_destroy(&ix->lookup_lock);
     free(ix);
 }

@@ -2,6 +2,9 @@
 #ifndef SPLADE_INDEX_READER_INTERNAL_H
 #define SPLADE_INDEX_READER_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "index/format.h"
 #include "splade/index.h"
 
@@ -24,6 +27,8 @@ struct splade_index {
     char *model_name, *model_dir;
     uint32_t *lookup;       /* hash slots (term + 1) for an unsorted vocabulary, built on demand */
     uint32_t n_lookup;
+    atomic_int lookup_ready; /* release-stored once lookup is complete: readers need no lock */
+    pthread_mutex_t lookup_lock; /* serialises the one build of lookup among threads sharing ix */
     int threads;            /* threads the open-time checks may use (1 for splade_index_open) */
 };
 

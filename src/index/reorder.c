@@ -10,10 +10,11 @@
  * collection (bench/results/index-*.md): BMP scores 5x fewer postings than in corpus order, as few
  * as with the order of the generator's hidden topics. Tried before and dropped: sorting by the
  * strongest term alone (1.4x fewer), label propagation on documents' 12 strongest terms (1.5x). */
+#include "common/fail.h"
+#include "index/builder_internal.h"
 #include "index/reorder.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,7 +2,9 @@
 #ifndef SPLADE_INDEX_REORDER_H
 #define SPLADE_INDEX_REORDER_H
 
-#include "index/builder_internal.h"
+#include <stdint.h>
+
+#include "splade/index.h"
 
 /* Collections smaller than this keep corpus order: they fit in a few ranges, nothing to gain. */
 #define SPLADE_REORDER_MIN_DOCS 1024

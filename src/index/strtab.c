@@ -1,4 +1,5 @@
 /* String table + open-addressing hash (see strtab.h). */
+#include "common/fail.h"
 #include "index/strtab.h"
 
 #include <stdlib.h>

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
+#include "index/format.h"
 #include "index/parallel.h"
 #include "index/reader_internal.h"
 #include "index/svb.h"

@@ -1,14 +1,14 @@
 /* Seismic / Anserini vector JSONL reader (include/splade/vectors.h). */
+#include "common/fail.h"
 #include "splade/vectors.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "splade.h"
-#include "splade/jsonl.h"
+#include "common/jsonl.h"
 
 struct splade_vectors_reader {
     splade_jsonl *j;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fail.h"
 #include "index/builder_internal.h"
 #include "index/format.h"
 #include "index/parallel.h"

@@ -5,8 +5,9 @@
  * to threads that each run single-threaded sgemm: the tiles are independent, and a query's
  * 32-row gemm is too small for OpenBLAS's own threading to pay off. The AVX-512 kernel instead
  * gives each thread one contiguous, equal share of the vocabulary. */
+#include "common/fail.h"
 #include "splade.h"
-#include "splade/lmhead.h"
+#include "lmhead_fused/lmhead.h"
 #include "lmhead_fused/lmhead_cpu_internal.h"
 #include "common/cpu_team.h"
 

@@ -6,7 +6,6 @@
 #include "lmhead_fused/lmhead_cpu_internal.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

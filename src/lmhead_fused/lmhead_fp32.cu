@@ -1,4 +1,4 @@
-/* The SPLADE LM head in fp32 (include/splade/lmhead.h: splade_lmhead_gpu_fp32), for the GPU
+/* The SPLADE LM head in fp32 (src/lmhead_fused/lmhead.h: splade_lmhead_gpu_fp32), for the GPU
  * encoder's SPLADE_PRECISION_FP32: out[b,v] = log1p(relu(max_{s < len[b]} H[b,s]·W[v] + bias[v])),
  * the same operations in the same order as splade_lmhead_cpu (max of the raw dot products, bias
  * after the max, then relu and log1p), every product an fp32 FMA (no tensor cores, no TF32).
@@ -14,9 +14,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "common/fail.h"
 #include "gpu/cuda_check.h"
 #include "splade.h"
-#include "splade/lmhead.h"
+#include "lmhead_fused/lmhead.h"
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 #include <cuda_runtime.h>
 
+#include "common/fail.h"
 #include "common/settings.h"
 #include "gpu/cuda_check.h"
 #include "lmhead_fused/lmhead_common.cuh"
@@ -24,7 +25,7 @@
 #include "lmhead_fused/lmhead_wgmma.cuh"
 #include "lmhead_fused/lmhead_ws.cuh"
 #include "splade.h"
-#include "splade/lmhead.h"
+#include "lmhead_fused/lmhead.h"
 
 using namespace splade_lm;
 

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "splade/lmhead.h"
+#include "lmhead_fused/lmhead.h"
 
 /* The naive head (lmhead_naive.cu): cuBLAS GEMM to bf16 logits + eager-style elementwise ops. */
 size_t splade_lmhead_naive_workspace(const splade_lmhead_args *a);

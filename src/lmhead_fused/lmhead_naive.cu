@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "common/fail.h"
 #include "common/settings.h"
 #include "gpu/cuda_check.h"
 #include "gpu/init_mark.h"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "common/log.h"
 #include "index/progress.h"
 #include "splade.h"

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/fail.h"
 #include "query/query_ids.h"
 #include "splade.h"
-#include "splade/build.h"
 #include "splade/pipeline.h"
 #include "splade/corpus.h"
 #include "splade/encoder.h"
@@ -45,11 +45,11 @@ static int load_model(const splade_index *ix, const splade_query_encode_opts *o,
     int rc = find_model(in, o, dir, sizeof dir);
     if (rc == 0)
         rc = splade_model_load(dir, m);
-    if (rc == 0 && (*m)->fingerprint != in->fingerprint) {
+    if (rc == 0 && splade_model_fingerprint(*m) != in->fingerprint) {
         rc = splade_fail(SPLADE_ERR_MISMATCH, "the index was built with model \"%s\" (%s, fingerprint %016llx) "
                          "but %s has fingerprint %016llx: rebuild the index or pass the right --model",
                          in->model_name, in->model_dir, (unsigned long long)in->fingerprint, dir,
-                         (unsigned long long)(*m)->fingerprint);
+                         (unsigned long long)splade_model_fingerprint(*m));
         splade_model_free(*m);
         *m = NULL;
     }

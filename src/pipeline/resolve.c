@@ -1,10 +1,10 @@
 /* Where a model is found: one rule shared by encode, build and query. The places come from the
  * caller (splade_model_paths); the CLI fills them from the environment (src/cli/cli_env.c). */
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/model.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "common/fail.h"
 #include "splade.h"
 #include "splade/query.h"
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/format.h"
 #include "index/svb.h"
 #include "query/dense_ranges.h"
 #include "query/search_internal.h"

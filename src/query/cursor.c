@@ -1,4 +1,5 @@
 /* Cursor decoding and skipping (see cursor.h). */
+#include "index/format.h"
 #include "query/cursor.h"
 
 #include "index/postings.h"

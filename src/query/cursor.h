@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "splade/index.h"
+#include "index/format.h"
 
 #define CURSOR_END UINT32_MAX
 

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "query/trec_files.h"
 #include "splade.h"
+#include "splade/eval.h"
 
 /* The cutoff K of "name@K": a whole positive integer (0, "10x" or "-1" would be silently useless). */
 static int parse_cutoff(const char *metric, const char *s, int *k)

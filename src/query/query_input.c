@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "splade.h"
 #include "query/query_ids.h"
 #include "splade/query_input.h"

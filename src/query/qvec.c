@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
+#include "index/format.h"
 #include "splade.h"
 #include "splade/query.h"
 

@@ -1,7 +1,8 @@
 /* Searcher scratch space and the splade_search entry point (include/splade/query.h). */
 #include <stdlib.h>
-#include <string.h>
 
+#include "common/fail.h"
+#include "index/format.h"
 #include "query/search_internal.h"
 #include "splade.h"
 

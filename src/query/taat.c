@@ -1,8 +1,8 @@
 /* Exhaustive term-at-a-time scoring: every posting of every query term is added into a
  * per-document accumulator, then one pass keeps the top k. The baseline the pruned methods are
  * measured against (bench/bench_index.c) and a second exact method for the tests. */
-#include <string.h>
 
+#include "index/format.h"
 #include "index/postings.h"
 #include "query/search_internal.h"
 

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fail.h"
 #include "query/trec_files.h"
 #include "splade.h"
+#include "splade/eval.h"
 
 static int read_all(const char *path, char **out)
 {

@@ -2,7 +2,7 @@
 #ifndef SPLADE_QUERY_TREC_FILES_H
 #define SPLADE_QUERY_TREC_FILES_H
 
-#include "splade/eval.h"
+#include <stddef.h>
 
 typedef struct {
     const char *qid, *doc;

@@ -5,7 +5,6 @@
  * probes the non-essential lists, tightened by their block maxima. A window whose essential
  * block-max bound cannot win is skipped without decoding. Documents inside a window are offered in
  * any order, so the pruning tests compare (score, doc) exactly as the ranking does. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "query/search_internal.h"

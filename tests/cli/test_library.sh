@@ -27,6 +27,28 @@ sed -n 's/^SPLADE_API [^(]*[ *]\(splade_[a-z0-9_]*\)(.*/\1/p' include/splade.h i
 [ "$(wc -l < "$T/declared")" -gt 50 ] || fail "few SPLADE_API declarations found in include/"
 comm -23 "$T/declared" "$T/exported" > "$T/unexported"
 [ -s "$T/unexported" ] && fail "declared in include/ but not exported: $(tr '\n' ' ' < "$T/unexported")"
+# Exported beyond include/: only the internal functions that libsplade-cuda.so and the CLI call back
+# into (declared SPLADE_API in src/common/fail.h, src/gpu/loader.h, src/common/settings.h). The GPU
+# entry points (src/gpu/gpu_entry.h) are exported from libsplade-cuda.so, not from here.
+printf '%s\n' splade_fail splade_gpu_symbol splade_settings_get | sort > "$T/internal_ok"
+comm -23 "$T/exported" "$T/declared" | comm -23 - "$T/internal_ok" > "$T/extra"
+[ -s "$T/extra" ] && fail "$SO exports functions that include/ does not declare: $(tr '\n' ' ' < "$T/extra")"
+# The public headers stand alone: each compiles by itself with only include/ on the path, as C11
+# (-pedantic) and as C++; none pulls in a dependency's header (jansson, CUDA, ...).
+for h in include/splade.h include/splade/*.h; do
+    rel=${h#include/}
+    printf '#include "%s"\n#include "%s"\nint splade_header_check;\n' "$rel" "$rel" > "$T/hdr.c"
+    cc -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude "$T/hdr.c" 2> "$T/hdr.err" ||
+        fail "$h does not compile alone: $(head -3 "$T/hdr.err")"
+    if command -v c++ > /dev/null; then
+        cp "$T/hdr.c" "$T/hdr.cc"
+        c++ -std=c++17 -Wall -Werror -fsyntax-only -Iinclude "$T/hdr.cc" 2> "$T/hdr.err" || fail "$h as C++: $(head -3 "$T/hdr.err")"
+    fi
+    grep -E '^#include <' "$h" | grep -vE '<(stddef|stdint|stdbool|stdio)\.h>' && fail "$h includes a non-libc header"
+done
+# splade_model is opaque: its size is unknown to callers, who use the accessors.
+printf '#include "splade/model.h"\nunsigned long s = sizeof(splade_model);\n' > "$T/opaque.c"
+cc -std=c11 -fsyntax-only -Iinclude "$T/opaque.c" 2> /dev/null && fail "splade_model is not opaque in include/splade/model.h"
 readelf -d "$SO" | grep -q 'Library soname: \[libsplade.so.0\]' || fail "soname of $SO"
 # libsplade.so.0 links no CUDA library (the GPU code is loaded on first use: test_lazy_cuda.sh).
 readelf -d "$SO" | grep -E 'NEEDED.*(cuda|cublas)' && fail "$SO links CUDA libraries"

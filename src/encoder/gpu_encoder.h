@@ -1,14 +1,18 @@
-/* GPU backend entry points, callable from C. Implemented in .cu files under src/ when built with nvcc;
- * src/gpu/no_cuda.c supplies versions that return SPLADE_ERR_NO_GPU otherwise. */
-#ifndef SPLADE_GPU_H
-#define SPLADE_GPU_H
+/* The GPU encoder: the seam between src/encoder/encoder.c and the GPU forward (internal, not
+ * installed). Implemented in .cu files under src/encoder/ (libsplade-cuda.so, reached through
+ * src/gpu/cuda_loader.c) when built with nvcc; src/gpu/no_cuda.c supplies versions that return
+ * SPLADE_ERR_NO_GPU otherwise. splade_gpu_probe and the enums are public (include/splade/encoder.h). */
+#ifndef SPLADE_ENCODER_GPU_ENCODER_H
+#define SPLADE_ENCODER_GPU_ENCODER_H
 
 #include "splade.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "splade/lmhead.h"
+#include "gpu/gpu_entry.h"
+#include "lmhead_fused/lmhead.h"
+#include "splade/encoder.h"
 #include "splade/model.h"
 #include "splade/sparse.h"
 
@@ -16,32 +20,22 @@
 extern "C" {
 #endif
 
-/* 1 if a CUDA device is usable (name written to `name`), else 0 with the reason in `name`. */
-SPLADE_API int splade_gpu_probe(char *name, size_t name_len);
-
 typedef struct splade_gpu_encoder splade_gpu_encoder;
 
-/* Numeric format of the GPU encoder. BF16 (default): bf16 weights and activations, fp32
- * accumulation and normalisation, tensor cores (fast; vectors within ~1e-2 rel-L2 of the CPU's).
- * FP32: fp32 weights and activations, fp32 GEMMs without TF32, SIMT attention and LM head,
- * exact-erf GELU: reproduces the fp32 CPU forward (rel-L2 ~1e-6), at a fraction of the speed.
- * The CPU forward is always fp32. docs/GPU_ENCODER.md ("Precision"). */
-typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_precision;
-
 /* Uploads the model once (bf16 weights): splade_gpu_encoder_create_ex(m, head, BF16, out). */
-SPLADE_API int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out);
+SPLADE_GPU_ENTRY int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out);
 
 /* Uploads the model once in the given precision. In FP32 the LM head is always the fp32 fused
  * SIMT kernel (splade_lmhead_gpu_fp32); `head` is validated but selects nothing. */
-SPLADE_API int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+SPLADE_GPU_ENTRY int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
                                             splade_gpu_encoder **out);
 
 /* The precision the encoder was created with (BF16 for NULL). */
-SPLADE_API splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g);
+SPLADE_GPU_ENTRY splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g);
 
 /* Encodes B token sequences packed back to back: sequence b is
  * ids[offsets[b] .. offsets[b+1]). out_dense [B, V] fp32 host memory. */
-SPLADE_API int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+SPLADE_GPU_ENTRY int splade_gpu_encoder_forward(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
                                           int32_t B, float *out_dense);
 
 /* The compacted SPLADE output of one batch: sequence b's nonzero terms are
@@ -65,10 +59,10 @@ typedef struct {
  * the next forward call on g or splade_gpu_encoder_free (copy what you keep). B = 0 gives an
  * empty result (offsets = {0}). Errors as splade_gpu_encoder_forward (SPLADE_ERR_GPU_OOM leaves
  * the encoder usable); NULL g or out, or B < 0: SPLADE_ERR_INVALID_ARG. */
-SPLADE_API int splade_gpu_encoder_forward_sparse(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
+SPLADE_GPU_ENTRY int splade_gpu_encoder_forward_sparse(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offsets,
                                                  int32_t B, float threshold, splade_gpu_sparse *out);
 
-SPLADE_API void splade_gpu_encoder_free(splade_gpu_encoder *g);
+SPLADE_GPU_ENTRY void splade_gpu_encoder_free(splade_gpu_encoder *g);
 
 #ifdef __cplusplus
 }

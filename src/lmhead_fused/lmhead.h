@@ -1,10 +1,14 @@
 /* The SPLADE LM head: out[b,v] = log1p(relu(max over s < len[b] of (H[b,s]·W[v] + bias[v]))).
  * max-before-activation equals SPLADE's max of log1p(relu(.)) because both are monotone.
- * CPU reference: src/lmhead_fused/lmhead_cpu.c. GPU: .cu files in src/lmhead_fused/. */
-#ifndef SPLADE_LMHEAD_H
-#define SPLADE_LMHEAD_H
+ * CPU reference: src/lmhead_fused/lmhead_cpu.c. GPU: .cu files in src/lmhead_fused/.
+ * Internal (not installed): the encoder's seam to its head, and what tests and bench-lmhead drive
+ * directly. The GPU functions are entry points of libsplade-cuda.so (src/gpu/gpu_entry.h). */
+#ifndef SPLADE_LMHEAD_FUSED_LMHEAD_H
+#define SPLADE_LMHEAD_FUSED_LMHEAD_H
 
+#include "gpu/gpu_entry.h"
 #include "splade.h"
+#include "splade/encoder.h" /* splade_lmhead_kind */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,12 +17,10 @@
 extern "C" {
 #endif
 
-typedef enum { SPLADE_LMHEAD_FUSED = 0, SPLADE_LMHEAD_NAIVE = 1 } splade_lmhead_kind;
-
 /* CPU, fp32. H rows of sequence b are H[seq_start[b] .. seq_start[b]+seq_len[b]) of
  * a [rows, D] matrix (padded batches: seq_start[b] = b*S). W [V,D], bias [V].
  * out [B,V]. Works in vocabulary tiles: never a [seq, V] buffer. threads <= 0: OpenBLAS default. */
-SPLADE_API int splade_lmhead_cpu(const float *H, const int32_t *seq_start, const int32_t *seq_len, int32_t B,
+int splade_lmhead_cpu(const float *H, const int32_t *seq_start, const int32_t *seq_len, int32_t B,
                                  int32_t D, const float *W, const float *bias, int32_t V, float *out, int threads);
 
 /* GPU heads (device pointers; `stream` is a cudaStream_t). H bf16 [rows, D]; W bf16 [V, D]
@@ -38,9 +40,9 @@ typedef struct {
     int32_t H_rows;
 } splade_lmhead_args;
 
-SPLADE_API size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a);
+SPLADE_GPU_ENTRY size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a);
 /* cublas_handle: a cublasHandle_t (used by the naive head; may be NULL for fused). */
-SPLADE_API int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void *workspace,
+SPLADE_GPU_ENTRY int splade_lmhead_gpu(splade_lmhead_kind kind, const splade_lmhead_args *a, void *workspace,
                                  size_t workspace_bytes, void *cublas_handle, void *stream);
 
 /* ---- Additions (fused-kernel selection and introspection; benchmarks and tests). ---- */
@@ -62,17 +64,17 @@ typedef struct {
     int32_t group;          /* sequences per raster group */
 } splade_lmhead_plan;
 
-SPLADE_API int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan);
+SPLADE_GPU_ENTRY int splade_lmhead_fused_plan(splade_fused_path path, const splade_lmhead_args *a, splade_lmhead_plan *plan);
 
 /* The fused head with an explicit kernel choice; needs no workspace. */
-SPLADE_API int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream);
+SPLADE_GPU_ENTRY int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a, void *stream);
 
 /* The fp32 head (src/lmhead_fused/lmhead_fp32.cu): same arguments, but H is fp32 [rows, D] and
  * W fp32 [V, D] (both 16-byte aligned, D % 4 == 0); bias fp32 [V] (required). A fused SIMT kernel
  * with fp32 FMAs (no tensor cores, no TF32): the max over positions stays in registers, bias
  * after the max, then relu and log1p, as splade_lmhead_cpu; no [S, V] buffer, no workspace.
  * Sequences with seq_len <= 0 give zeros. */
-SPLADE_API int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream);
+SPLADE_GPU_ENTRY int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream);
 
 #ifdef __cplusplus
 }
