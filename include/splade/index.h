@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "splade/corpus.h"
 
 #ifdef __cplusplus
 extern "C" {
