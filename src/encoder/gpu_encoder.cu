@@ -23,13 +23,10 @@
  * SPLADE_GPU_FFN_CHUNK=N runs the FFN in slices of N tokens: the [slice, intermediate]
  * activation then no longer scales with the batch (less memory), at 1-3% of speed on an H200.
  *
- * GEMMs: bf16 in/out, fp32 accumulation (CUBLAS_COMPUTE_32F). The first time a GEMM shape
- * (N, K, epilogue) runs on >= 2048 tokens, cuBLASLt's top 8 candidates are timed on the real
- * operands and the fastest is kept for every later batch size it accepts
- * (SPLADE_GPU_GEMM_TUNE=0: cuBLASLt's first choice, no timing). Activations bf16, all
- * normalisation and softmax math fp32. Workspaces are sized from the largest batch seen and
- * grow on demand; an allocation failure returns SPLADE_ERR_GPU_OOM and leaves the encoder
- * usable (the caller retries with a smaller batch).
+ * GEMMs (gpu_gemm.cu): cuBLASLt, fp32 accumulation, algorithms tuned once per shape. Activations
+ * bf16, all normalisation and softmax math fp32. Workspaces are sized from the largest batch seen and
+ * grow on demand; an allocation failure returns SPLADE_ERR_GPU_OOM and leaves the encoder usable (the
+ * caller retries with a smaller batch). Weights: gpu_weights.cu.
  *
  * SPLADE_PRECISION_FP32 (splade_gpu_encoder_create_ex): every weight and activation fp32, GEMMs
  * with fp32 operands and CUBLAS_COMPUTE_32F_PEDANTIC (falls back to CUBLAS_COMPUTE_32F, which
@@ -41,7 +38,6 @@
 #include <cuda_runtime.h>
 
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -49,117 +45,21 @@
 
 #include "common/fail.h"
 #include "common/settings.h"
+#include "encoder/gpu_encoder.h"
 #include "encoder/gpu_encoder_internal.h"
+#include "encoder/gpu_encoder_state.cuh"
 #include "encoder/gpu_kernels.cuh"
 #include "encoder/gpu_sparse.cuh"
 #include "encoder/model_internal.h"
 #include "gpu/cuda_check.h"
-#include "gpu/init_mark.h"
-#include "splade.h"
-#include "encoder/gpu_encoder.h"
 #include "lmhead_fused/lmhead.h"
+#include "splade.h"
 
 using splade_gpu::AttnTile;
 using splade_gpu::bf16;
+using namespace splade_gpu_enc;
 
-#define TRY(call)                      \
-    do {                               \
-        int rc_ = (call);              \
-        if (rc_ != SPLADE_OK)          \
-            return rc_;                \
-    } while (0)
-
-namespace {
-
-constexpr size_t kAlign = 256;  // cuBLASLt's heuristics assume 256-byte aligned operands
-constexpr size_t kLtWorkspace = 32u << 20;
-constexpr int kPlanCache = 24;
-constexpr int kProfEvents = 4096;
-
-inline size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
-
-/* GEMM weights and biases are bf16, or float in SPLADE_PRECISION_FP32 (storage type S). */
-struct LayerW {
-    void *qkv_w, *qkv_b, *ao_w, *ao_b, *fi_w, *fi_b, *fo_w, *fo_b;
-    float *ln1_g, *ln1_b, *ln2_g, *ln2_b;
-};
-
-struct TunedAlgo {
-    bool used = false;
-    int N = 0, K = 0;
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-    cublasLtMatmulAlgo_t algo;
-};
-constexpr int kTuned = 16;
-
-struct GemmPlan {
-    bool used = false;
-    int T = 0, N = 0, K = 0;
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-    cublasLtMatmulAlgo_t algo;
-};
-
-}  // namespace
-
-struct splade_gpu_encoder {
-    splade_config cfg;
-    splade_lmhead_kind head;
-    bool fp32 = false;  // SPLADE_PRECISION_FP32: float storage everywhere (es = 4), else bf16 (es = 2)
-    size_t es = sizeof(bf16);
-    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-    int H, I, V, L, heads, hd, P;
-    bool gelu_tanh;
-    int attn_ver;  // attention kernel version (SPLADE_GPU_ATTN, default 2)
-    int attn_q;    // query rows per attention tile of that version
-    int ffn_chunk;  // tokens per FFN slice (caps the [slice, I] intermediate); 0: whole batch
-
-    cudaStream_t stream = nullptr;
-    cublasLtHandle_t lt = nullptr;
-    cublasHandle_t cublas = nullptr;
-
-    void *wbuf = nullptr;
-    size_t wbytes = 0;
-    std::vector<LayerW> layers;
-    void *word = nullptr, *mlm_w = nullptr, *mlm_b = nullptr, *dec_w = nullptr;  // storage type
-    float *pos = nullptr, *type0 = nullptr, *emb_g = nullptr, *emb_b = nullptr, *mlm_g = nullptr,
-          *mlm_beta = nullptr, *dec_b = nullptr;
-
-    /* activations for up to cap_T tokens */
-    void *abuf = nullptr;
-    size_t cap_T = 0, abytes = 0;
-    bool poison = false;  /* $SPLADE_GPU_POISON: fill activations with huge values before each forward */
-    void *X = nullptr, *ctx = nullptr, *tmp = nullptr, *big = nullptr;  // storage type (bf16 or float)
-
-    /* per-batch metadata: ids[T], pos[T], seq_start[B], seq_len[B], tiles[n] */
-    void *meta_d = nullptr, *meta_h = nullptr;
-    size_t meta_bytes = 0;
-
-    float *out_d = nullptr;
-    size_t out_cap = 0;  // floats
-    splade_gpu::SparseWs sparse;  // the compacted output's buffers (gpu_sparse.cu)
-    void *lt_ws = nullptr;
-    void *head_ws = nullptr;
-    size_t head_ws_bytes = 0;
-
-    GemmPlan plans[kPlanCache];
-    int plan_next = 0;
-    bool tune = true;  // time cuBLASLt's top candidates once per GEMM shape (SPLADE_GPU_GEMM_TUNE=0: off)
-    TunedAlgo tuned[kTuned];
-    int n_tuned = 0;
-    cudaEvent_t tune_ev[2] = {nullptr, nullptr};
-
-    bool prof_on = false;
-    cudaEvent_t ev[kProfEvents] = {};
-    bool prof_ok = true;  // false once an event could not be created
-    int ev_cat[kProfEvents / 2];
-    int ev_n = 0;
-    bool ev_created = false;
-    double prof_ms[SPLADE_GPU_PROF_N] = {0};
-};
-
-namespace {
+namespace splade_gpu_enc {
 
 /* ---- profiling ---------------------------------------------------------------------------- */
 
@@ -196,336 +96,9 @@ int prof_collect(splade_gpu_encoder *g)
     return SPLADE_OK;
 }
 
-/* ---- weights ------------------------------------------------------------------------------ */
+}  // namespace splade_gpu_enc
 
-struct Carve {
-    size_t off = 0;
-    template <typename T>
-    size_t take(size_t n)
-    {
-        return take_bytes(n * sizeof(T));
-    }
-    size_t take_bytes(size_t bytes)
-    {
-        size_t o = off;
-        off = align_up(off + bytes);
-        return o;
-    }
-};
-
-/* fp32 host -> bf16 device, through a host staging buffer; src == NULL writes zeros. */
-int upload_bf16(bf16 *dst, const float *const *srcs, const size_t *lens, int nsrc, std::vector<bf16> &stage)
-{
-    size_t n = 0;
-    for (int i = 0; i < nsrc; i++)
-        n += lens[i];
-    stage.resize(n);
-    size_t k = 0;
-    for (int i = 0; i < nsrc; i++) {
-        for (size_t j = 0; j < lens[i]; j++)
-            stage[k + j] = __float2bfloat16_rn(srcs[i] ? srcs[i][j] : 0.f);
-        k += lens[i];
-    }
-    CUDA_TRY(cudaMemcpy(dst, stage.data(), n * sizeof(bf16), cudaMemcpyHostToDevice));
-    return SPLADE_OK;
-}
-
-int upload_f32(float *dst, const float *src, size_t n)
-{
-    if (src) {
-        CUDA_TRY(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyHostToDevice));
-    } else {
-        CUDA_TRY(cudaMemset(dst, 0, n * sizeof(float)));
-    }
-    return SPLADE_OK;
-}
-
-/* A GEMM weight or bias in the encoder's storage type: bf16 (converted) or fp32 (as is); the
- * sources are concatenated, a NULL source writes zeros. */
-int upload_w(const splade_gpu_encoder *g, void *dst, const float *const *srcs, const size_t *lens, int nsrc,
-             std::vector<bf16> &stage)
-{
-    if (!g->fp32)
-        return upload_bf16(static_cast<bf16 *>(dst), srcs, lens, nsrc, stage);
-    float *d = static_cast<float *>(dst);
-    for (int i = 0; i < nsrc; i++) {
-        TRY(upload_f32(d, srcs[i], lens[i]));
-        d += lens[i];
-    }
-    return SPLADE_OK;
-}
-
-int upload_one_w(const splade_gpu_encoder *g, void *dst, const float *src, size_t n, std::vector<bf16> &stage)
-{
-    return upload_w(g, dst, &src, &n, 1, stage);
-}
-
-int check_config(const splade_model *m)
-{
-    const splade_config &c = m->cfg;
-    if (c.hidden_size <= 0 || c.num_heads <= 0 || c.num_layers < 0 || c.vocab_size <= 0 ||
-        c.intermediate_size <= 0 || c.max_position <= 0 || c.type_vocab_size <= 0)
-        return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: invalid model dimensions");
-    if (c.hidden_size % 8 || c.hidden_size > splade_gpu::kMaxHidden)
-        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: hidden size %d (needs a multiple of 8, <= %d)",
-                           c.hidden_size, splade_gpu::kMaxHidden);
-    if (c.hidden_size % c.num_heads || !splade_gpu::attention_supports(c.hidden_size / c.num_heads))
-        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: head size %d/%d (supported: 32, 64, 128)",
-                           c.hidden_size, c.num_heads);
-    if (c.intermediate_size % 8)
-        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: intermediate size %d (needs a multiple of 8)",
-                           c.intermediate_size);
-    if (!m->word_emb || !m->pos_emb || !m->type_emb || !m->emb_ln_g || !m->emb_ln_b || !m->mlm_dense_w ||
-        !m->mlm_ln_g || !m->mlm_ln_b || (c.num_layers > 0 && !m->layers))
-        return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: model tensors missing");
-    for (int l = 0; l < c.num_layers; l++) {
-        const splade_layer &y = m->layers[l];
-        if (!y.q_w || !y.k_w || !y.v_w || !y.attn_out_w || !y.ffn_in_w || !y.ffn_out_w || !y.ln1_g || !y.ln1_b ||
-            !y.ln2_g || !y.ln2_b)
-            return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: layer %d tensors missing", l);
-    }
-    return SPLADE_OK;
-}
-
-int upload_model(splade_gpu_encoder *g, const splade_model *m)
-{
-    const size_t H = g->H, I = g->I, V = g->V, P = g->P, L = g->L, es = g->es;
-    const bool tied = m->decoder_w == nullptr || m->decoder_w == m->word_emb;
-    Carve c;
-    struct LOff {
-        size_t qkv_w, qkv_b, ao_w, ao_b, fi_w, fi_b, fo_w, fo_b, ln1_g, ln1_b, ln2_g, ln2_b;
-    };
-    std::vector<LOff> lo(L);
-    /* GEMM operands (and the word embedding, which the tied decoder shares) in the storage
-     * type, es bytes each; LayerNorm, position/type embeddings and the decoder bias fp32 */
-    const size_t o_word = c.take_bytes(V * H * es), o_pos = c.take<float>(P * H), o_type = c.take<float>(H),
-                 o_eg = c.take<float>(H), o_eb = c.take<float>(H);
-    for (size_t l = 0; l < L; l++) {
-        lo[l].qkv_w = c.take_bytes(3 * H * H * es);
-        lo[l].qkv_b = c.take_bytes(3 * H * es);
-        lo[l].ao_w = c.take_bytes(H * H * es);
-        lo[l].ao_b = c.take_bytes(H * es);
-        lo[l].fi_w = c.take_bytes(I * H * es);
-        lo[l].fi_b = c.take_bytes(I * es);
-        lo[l].fo_w = c.take_bytes(H * I * es);
-        lo[l].fo_b = c.take_bytes(H * es);
-        lo[l].ln1_g = c.take<float>(H);
-        lo[l].ln1_b = c.take<float>(H);
-        lo[l].ln2_g = c.take<float>(H);
-        lo[l].ln2_b = c.take<float>(H);
-    }
-    const size_t o_mw = c.take_bytes(H * H * es), o_mb = c.take_bytes(H * es), o_mg = c.take<float>(H),
-                 o_mbeta = c.take<float>(H), o_db = c.take<float>(V);
-    const size_t o_dw = tied ? o_word : c.take_bytes(V * H * es);
-    g->wbytes = c.off;
-    CUDA_TRY(cudaMalloc(&g->wbuf, g->wbytes));
-    char *base = static_cast<char *>(g->wbuf);
-    auto W = [&](size_t o) { return static_cast<void *>(base + o); };
-    auto F32 = [&](size_t o) { return reinterpret_cast<float *>(base + o); };
-
-    std::vector<bf16> stage;
-    g->word = W(o_word);
-    TRY(upload_one_w(g, g->word, m->word_emb, V * H, stage));
-    g->pos = F32(o_pos);
-    TRY(upload_f32(g->pos, m->pos_emb, P * H));
-    g->type0 = F32(o_type);
-    TRY(upload_f32(g->type0, m->type_emb, H));  // token type 0 = row 0
-    g->emb_g = F32(o_eg);
-    TRY(upload_f32(g->emb_g, m->emb_ln_g, H));
-    g->emb_b = F32(o_eb);
-    TRY(upload_f32(g->emb_b, m->emb_ln_b, H));
-    g->layers.resize(L);
-    for (size_t l = 0; l < L; l++) {
-        const splade_layer &y = m->layers[l];
-        LayerW &w = g->layers[l];
-        w.qkv_w = W(lo[l].qkv_w);
-        const float *ws[3] = {y.q_w, y.k_w, y.v_w};
-        const size_t wl[3] = {H * H, H * H, H * H};
-        TRY(upload_w(g, w.qkv_w, ws, wl, 3, stage));
-        w.qkv_b = W(lo[l].qkv_b);
-        const float *bs[3] = {y.q_b, y.k_b, y.v_b};
-        const size_t bl[3] = {H, H, H};
-        TRY(upload_w(g, w.qkv_b, bs, bl, 3, stage));
-        w.ao_w = W(lo[l].ao_w);
-        TRY(upload_one_w(g, w.ao_w, y.attn_out_w, H * H, stage));
-        w.ao_b = W(lo[l].ao_b);
-        TRY(upload_one_w(g, w.ao_b, y.attn_out_b, H, stage));
-        w.fi_w = W(lo[l].fi_w);
-        TRY(upload_one_w(g, w.fi_w, y.ffn_in_w, I * H, stage));
-        w.fi_b = W(lo[l].fi_b);
-        TRY(upload_one_w(g, w.fi_b, y.ffn_in_b, I, stage));
-        w.fo_w = W(lo[l].fo_w);
-        TRY(upload_one_w(g, w.fo_w, y.ffn_out_w, H * I, stage));
-        w.fo_b = W(lo[l].fo_b);
-        TRY(upload_one_w(g, w.fo_b, y.ffn_out_b, H, stage));
-        w.ln1_g = F32(lo[l].ln1_g);
-        TRY(upload_f32(w.ln1_g, y.ln1_g, H));
-        w.ln1_b = F32(lo[l].ln1_b);
-        TRY(upload_f32(w.ln1_b, y.ln1_b, H));
-        w.ln2_g = F32(lo[l].ln2_g);
-        TRY(upload_f32(w.ln2_g, y.ln2_g, H));
-        w.ln2_b = F32(lo[l].ln2_b);
-        TRY(upload_f32(w.ln2_b, y.ln2_b, H));
-    }
-    g->mlm_w = W(o_mw);
-    TRY(upload_one_w(g, g->mlm_w, m->mlm_dense_w, H * H, stage));
-    g->mlm_b = W(o_mb);
-    TRY(upload_one_w(g, g->mlm_b, m->mlm_dense_b, H, stage));
-    g->mlm_g = F32(o_mg);
-    TRY(upload_f32(g->mlm_g, m->mlm_ln_g, H));
-    g->mlm_beta = F32(o_mbeta);
-    TRY(upload_f32(g->mlm_beta, m->mlm_ln_b, H));
-    g->dec_b = F32(o_db);
-    TRY(upload_f32(g->dec_b, m->decoder_b, V));
-    g->dec_w = W(o_dw);
-    if (!tied)
-        TRY(upload_one_w(g, g->dec_w, m->decoder_w, V * H, stage));
-    return SPLADE_OK;
-}
-
-/* ---- GEMM: Y[T,N] = X[T,K] · W[N,K]ᵀ (+ bias[N]) (+ GELU), all row-major bf16 (or fp32) ------
- * In cuBLASLt's column-major terms: C[N,T] = op(A)·B with A = W seen as [K,N] (TRANSA = T),
- * B = X seen as [K,T]; the bias runs along C's rows = output features. */
-
-/* Times `algo` on the real operands: median-free, best of 2 after one warm-up run; < 0 if it fails. */
-float time_algo(splade_gpu_encoder *g, GemmPlan &p, const cublasLtMatmulAlgo_t &algo, const void *X, const void *W,
-                void *Y)
-{
-    const float one = 1.f, zero = 0.f;
-    float best = -1.f;
-    for (int r = 0; r < 3; r++) {
-        if (cudaEventRecord(g->tune_ev[0], g->stream) != cudaSuccess)
-            return -1.f;
-        if (cublasLtMatmul(g->lt, p.desc, &one, W, p.la, X, p.lb, &zero, Y, p.lc, Y, p.lc, &algo, g->lt_ws,
-                           kLtWorkspace, g->stream) != CUBLAS_STATUS_SUCCESS)
-            return -1.f;
-        float ms = 0;
-        if (cudaEventRecord(g->tune_ev[1], g->stream) != cudaSuccess ||
-            cudaEventSynchronize(g->tune_ev[1]) != cudaSuccess ||
-            cudaEventElapsedTime(&ms, g->tune_ev[0], g->tune_ev[1]) != cudaSuccess)
-            return -1.f;
-        if (r > 0 && (best < 0 || ms < best))
-            best = ms;
-    }
-    return best;
-}
-
-int plan_for(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi, const void *X, const void *W,
-             const void *bias, void *Y, GemmPlan **out)
-{
-    for (GemmPlan &p : g->plans)
-        if (p.used && p.T == T && p.N == N && p.K == K && p.epi == epi) {
-            *out = &p;
-            return SPLADE_OK;
-        }
-    GemmPlan &p = g->plans[g->plan_next];
-    g->plan_next = (g->plan_next + 1) % kPlanCache;
-    if (p.used) {
-        cublasLtMatmulDescDestroy(p.desc);
-        cublasLtMatrixLayoutDestroy(p.la);
-        cublasLtMatrixLayoutDestroy(p.lb);
-        cublasLtMatrixLayoutDestroy(p.lc);
-        p.used = false;
-    }
-    /* bf16: CUBLAS_COMPUTE_32F (fp32 accumulation); fp32: g->compute (pedantic fp32, see create) */
-    CUBLAS_TRY(cublasLtMatmulDescCreate(&p.desc, g->fp32 ? g->compute : CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    const cudaDataType_t dt = g->fp32 ? CUDA_R_32F : CUDA_R_16BF;  // the bias has the output's type
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.la, dt, K, N, K));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lb, dt, K, T, K));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p.lc, dt, N, T, N));
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
-    size_t ws = kLtWorkspace;
-    cublasStatus_t st =
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    if (bias)
-        CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-    p.used = true;  // descriptors exist: destroyed on reuse or free
-    p.T = T, p.N = N, p.K = K, p.epi = epi;
-    /* Tuned algorithm of this (N, K, epilogue), found at an earlier batch size: reuse it when
-     * cuBLASLt accepts it for this size (no heuristic query, no re-timing per batch size). */
-    TunedAlgo *tu = nullptr;
-    if (g->tune) {
-        for (TunedAlgo &t : g->tuned)
-            if (t.used && t.N == N && t.K == K && t.epi == epi)
-                tu = &t;
-        if (tu) {
-            cublasLtMatmulHeuristicResult_t chk;
-            if (cublasLtMatmulAlgoCheck(g->lt, p.desc, p.la, p.lb, p.lc, p.lc, &tu->algo, &chk) ==
-                    CUBLAS_STATUS_SUCCESS &&
-                chk.workspaceSize <= kLtWorkspace) {
-                cublasLtMatmulPreferenceDestroy(pref);
-                p.algo = tu->algo;
-                *out = &p;
-                return SPLADE_OK;
-            }
-        }
-    }
-    constexpr int kCand = 8;
-    cublasLtMatmulHeuristicResult_t res[kCand];
-    int n = 0;
-    const bool tune_now = g->tune && !tu && T >= 2048 && g->n_tuned < kTuned;
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulAlgoGetHeuristic(g->lt, p.desc, p.la, p.lb, p.lc, p.lc, pref, tune_now ? kCand : 1, res,
-                                            &n);
-    cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS || n == 0) {
-        p.used = false;
-        cublasLtMatmulDescDestroy(p.desc);
-        cublasLtMatrixLayoutDestroy(p.la);
-        cublasLtMatrixLayoutDestroy(p.lb);
-        cublasLtMatrixLayoutDestroy(p.lc);
-        if (g->fp32 && g->compute == CUBLAS_COMPUTE_32F_PEDANTIC && st != CUBLAS_STATUS_ALLOC_FAILED) {
-            /* no pedantic algorithm for this shape: plain CUBLAS_COMPUTE_32F from now on (no TF32 either) */
-            g->compute = CUBLAS_COMPUTE_32F;
-            return plan_for(g, T, N, K, epi, X, W, bias, Y, out);
-        }
-        return splade_fail(st == CUBLAS_STATUS_ALLOC_FAILED ? SPLADE_ERR_GPU_OOM : SPLADE_ERR_CUDA,
-                           "%s:%d: cublasLtMatmulAlgoGetHeuristic: status %d, %d algorithms for %dx%dx%d",
-                           __FILE__, __LINE__, (int)st, n, T, N, K);
-    }
-    int pick = 0;
-    if (tune_now && n > 1) {  // time the candidates on the real operands, keep the fastest
-        float best = -1.f;
-        for (int i = 0; i < n; i++) {
-            float ms = time_algo(g, p, res[i].algo, X, W, Y);
-            if (ms >= 0 && (best < 0 || ms < best))
-                best = ms, pick = i;
-        }
-        (void)cudaGetLastError();
-        if (best < 0)
-            return splade_fail(SPLADE_ERR_CUDA, "%s:%d: no cuBLASLt algorithm ran for %dx%dx%d", __FILE__, __LINE__,
-                               T, N, K);
-    }
-    if (tune_now) {
-        TunedAlgo &t = g->tuned[g->n_tuned++];
-        t.used = true, t.N = N, t.K = K, t.epi = epi, t.algo = res[pick].algo;
-    }
-    p.algo = res[pick].algo;
-    *out = &p;
-    return SPLADE_OK;
-}
-
-int gemm(splade_gpu_encoder *g, const void *X, const void *W, const void *bias, void *Y, int T, int N, int K,
-         cublasLtEpilogue_t epi)
-{
-    GemmPlan *p;
-    TRY(plan_for(g, T, N, K, epi, X, W, bias, Y, &p));
-    if (bias)
-        CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-    const float one = 1.f, zero = 0.f;
-    TRY(prof_begin(g, SPLADE_GPU_PROF_GEMM));
-    CUBLAS_TRY(cublasLtMatmul(g->lt, p->desc, &one, W, p->la, X, p->lb, &zero, Y, p->lc, Y, p->lc, &p->algo,
-                              g->lt_ws, kLtWorkspace, g->stream));
-    /* initcheck does not see cuBLASLt's stores on Hopper: say what it wrote (src/gpu/init_mark.cu) */
-    splade_gpu_mark_initialized(Y, (size_t)T * N * (g->fp32 ? sizeof(float) : sizeof(bf16)), g->stream);
-    TRY(prof_end(g));
-    return SPLADE_OK;
-}
+namespace {
 
 /* ---- workspaces --------------------------------------------------------------------------- */
 
@@ -833,56 +406,6 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
     return SPLADE_OK;
 }
 
-/* fp32 GEMMs: CUBLAS_COMPUTE_32F_PEDANTIC (exact fp32 arithmetic, no TF32, no emulation) when
- * cuBLASLt offers an algorithm for it with a bias epilogue, else CUBLAS_COMPUTE_32F (with fp32
- * operands cuBLASLt uses TF32 only when asked for CUBLAS_COMPUTE_32F_FAST_TF32).
- * $SPLADE_GPU_FP32_COMPUTE=default skips the pedantic type. */
-int pick_fp32_compute(splade_gpu_encoder *g)
-{
-    g->compute = CUBLAS_COMPUTE_32F;
-    if (splade_settings_get()->gpu_fp32_compute_default)
-        return SPLADE_OK;
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-    cublasLtMatmulPreference_t pref = nullptr;
-    const int N = 256, K = 256, T = 256;
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    const void *bias = g->lt_ws;  // any 256-byte aligned device pointer: nothing runs
-    const size_t ws = kLtWorkspace;
-    cublasLtMatmulHeuristicResult_t res;
-    int n = 0;
-    bool ok = cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F_PEDANTIC, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi) ==
-                  CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ==
-                  CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, K, N, K) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, K, T, K) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, N, T, N) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) ==
-                  CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulAlgoGetHeuristic(g->lt, desc, la, lb, lc, lc, pref, 1, &res, &n) == CUBLAS_STATUS_SUCCESS &&
-              n > 0;
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
-    if (lc)
-        cublasLtMatrixLayoutDestroy(lc);
-    if (lb)
-        cublasLtMatrixLayoutDestroy(lb);
-    if (la)
-        cublasLtMatrixLayoutDestroy(la);
-    if (desc)
-        cublasLtMatmulDescDestroy(desc);
-    (void)cudaGetLastError();
-    if (ok)
-        g->compute = CUBLAS_COMPUTE_32F_PEDANTIC;
-    return SPLADE_OK;
-}
-
 }  // namespace
 
 /* ---- public entry points ------------------------------------------------------------------ */
@@ -1004,13 +527,7 @@ extern "C" void splade_gpu_encoder_free(splade_gpu_encoder *g)
         return;
     if (g->stream)
         cudaStreamSynchronize(g->stream);
-    for (GemmPlan &p : g->plans)
-        if (p.used) {
-            cublasLtMatmulDescDestroy(p.desc);
-            cublasLtMatrixLayoutDestroy(p.la);
-            cublasLtMatrixLayoutDestroy(p.lb);
-            cublasLtMatrixLayoutDestroy(p.lc);
-        }
+    gemm_plans_free(g);
     for (cudaEvent_t e : g->tune_ev)
         if (e)
             cudaEventDestroy(e);
