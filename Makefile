@@ -60,7 +60,7 @@ SPLADE_LDFLAGS := -pthread $(SANFLAGS)
 LIBS     := $(CPU_LIBS)
 
 # (the CUDA build's loader, the CPU-only stand-in and bench-lmhead's CUDA half are chosen below)
-CUDA_HOST_SRC := src/gpu/cuda_loader.c src/gpu/no_cuda.c src/cli/bench_lmhead_cuda.c
+CUDA_HOST_SRC := src/gpu/cuda_loader.c src/gpu/no_cuda.c src/lmhead_fused/lmhead_bench.c
 LIB_C_SRC := $(filter-out src/cli/% $(CUDA_HOST_SRC),$(wildcard src/*/*.c))
 CLI_SRC  := $(filter-out $(CUDA_HOST_SRC),$(wildcard src/cli/*.c))
 CU_SRC   := $(wildcard src/*/*.cu)
@@ -79,7 +79,7 @@ HOST_EXPORTS := -Wl,--dynamic-list=src/gpu/host_exports.list
 LIB_C_SRC += src/gpu/cuda_loader.c
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
 CUDA_SO  := $(BUILD)/libsplade-cuda.so
-CUDA_SO_OBJ := $(CU_OBJ) $(BUILD)/obj/src/cli/bench_lmhead_cuda.o
+CUDA_SO_OBJ := $(CU_OBJ) $(BUILD)/obj/src/lmhead_fused/lmhead_bench.o
 else
 LIB_C_SRC += src/gpu/no_cuda.c
 HOST_EXPORTS :=

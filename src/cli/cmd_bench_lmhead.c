@@ -1,14 +1,14 @@
 /* splade-index bench-lmhead: the SPLADE LM head on the GPU — fused vs naive vs cuBLAS's GEMM
- * alone; time, TFLOP/s, peak memory, bytes moved (bench_lmhead_cuda.c says how). This half, in the
- * binary, parses the options and probes the GPU; the measuring half lives in libsplade-cuda.so
- * with the rest of the CUDA code and is looked up only then (docs/GPU_ENCODER.md, "Loading"). */
+ * alone; time, TFLOP/s, peak memory, bytes moved. This subcommand only parses the options and
+ * probes the GPU; the harness lives beside the head (src/lmhead_fused/lmhead_bench.c, in
+ * libsplade-cuda.so) and is looked up only then (docs/GPU_ENCODER.md, "Loading"). */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/bench_lmhead.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "gpu/loader.h"
+#include "lmhead_fused/lmhead_bench.h"
 #include "splade.h"
 #include "splade/encoder.h"
 

@@ -60,7 +60,7 @@ if [ $NO_CUDA = 0 ]; then
     grep -v '^splade_' "$T/cuda_exported" > "$T/stray" &&
         fail "$CUDA_SO exports names without the splade_ prefix: $(head -20 "$T/stray" | tr '\n' ' ')"
     { sed -n 's/^ *X(\(splade_[a-z0-9_]*\)).*/\1/p' src/gpu/cuda_loader.c
-      sed -n 's/^#define SPLADE_BENCH_LMHEAD_GPU "\(.*\)"/\1/p' src/cli/bench_lmhead.h; } | sort -u > "$T/looked_up"
+      sed -n 's/^#define SPLADE_BENCH_LMHEAD_GPU "\(.*\)"/\1/p' src/lmhead_fused/lmhead_bench.h; } | sort -u > "$T/looked_up"
     [ "$(wc -l < "$T/looked_up")" -gt 5 ] || fail "few entry points found in src/gpu/cuda_loader.c"
     comm -23 "$T/looked_up" "$T/cuda_exported" > "$T/missing"
     [ -s "$T/missing" ] && fail "$CUDA_SO lacks entry points the loader looks up: $(tr '\n' ' ' < "$T/missing")"

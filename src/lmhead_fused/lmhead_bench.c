@@ -1,4 +1,5 @@
-/* bench-lmhead's measuring half, built into libsplade-cuda.so (cmd_bench_lmhead.c loads it on
+/* The LM head's benchmark harness (the measuring half of `splade-index bench-lmhead`), built into
+ * libsplade-cuda.so (cmd_bench_lmhead.c loads it on
  * demand, so the binary itself links no CUDA library): the SPLADE LM head on the GPU — fused
  * (wgmma and mma.sync kernels) vs naive (cuBLAS GEMM + eager-style ops), with cuBLAS's GEMM alone
  * (at V and at V padded to a multiple of 128) as the floor. Per shape: median time (CUDA events,
@@ -16,10 +17,9 @@
 #include <cuda_runtime.h>
 #include <jansson.h>
 
-#include "cli/bench_lmhead.h"
+#include "lmhead_fused/lmhead.h"
+#include "lmhead_fused/lmhead_bench.h"
 #include "splade.h"
-#include "lmhead_fused/lmhead.h"
-#include "lmhead_fused/lmhead.h"
 
 #define CK(call)                                                                                  \
     do {                                                                                          \
@@ -263,7 +263,7 @@ static int bench_impl(const ctx *c, const shape *sh, int impl, result *res)
     return rc;
 }
 
-int splade_cli_bench_lmhead_gpu(const bench_lmhead_opts *o)
+int splade_lmhead_bench_gpu(const bench_lmhead_opts *o)
 {
     const shape one = o->one;
     const int custom = o->custom, iters = o->iters;
