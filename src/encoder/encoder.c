@@ -1,26 +1,23 @@
-/* Text -> sparse vectors: tokenize, sort by length, batch, run the CPU or GPU forward,
- * sparsify (on the GPU: the output is compacted there and only nonzeros come back, unless
- * opts.gpu_dense_output). The device is chosen once at create; AUTO falls back to the CPU on any GPU error.
- * opts.precision picks the GPU's format (bf16 or fp32); the CPU computes in fp32 either way. */
-#include "common/fail.h"
-#include "encoder/model_internal.h"
-#include "splade.h"
-#include "splade/encoder.h"
-#include "encoder/gpu_encoder.h"
-#include "common/log.h"
-#include "encoder/forward_cpu.h"
-
+/* Text -> sparse vectors: tokenize, sort by length, batch, run a backend's forward (backend.h:
+ * the CPU, or the GPU), sparsify (a backend with forward_sparse compacts its output on the device
+ * and only nonzeros come back, unless opts.gpu_dense_output). The backend is chosen once at create;
+ * AUTO falls back to the CPU on any GPU error. opts.precision picks the GPU's format (bf16 or
+ * fp32); the CPU computes in fp32 either way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { CPU_BATCH = 16, GPU_BATCH = 64 };
+#include "common/fail.h"
+#include "common/log.h"
+#include "encoder/backend.h"
+#include "splade.h"
+#include "splade/encoder.h"
 
 struct splade_encoder {
     const splade_model *m;
     splade_encoder_opts o;  /* resolved: max_length and batch_size > 0 */
-    splade_device dev;
-    splade_gpu_encoder *gpu;
+    const splade_encoder_backend *be;
+    void *bs;               /* be's state */
 };
 
 /* The one-line device notice (info: which device encodes, and why not the GPU), unless quiet. */
@@ -33,29 +30,54 @@ static void notice(const splade_encoder *e, const char *fmt, const char *a, cons
     splade_log(SPLADE_LOG_INFO, "%s", msg);
 }
 
-/* Tries the GPU; 1 when it will be used. For AUTO every failure is a CPU fallback. */
+/* Creates backend `be` and uploads the model: e->be and e->bs on success. The device's name (or
+ * why it is unusable) goes to name[n]; `uploading` tells which of the two steps failed. */
+static int open_backend(splade_encoder *e, const splade_encoder_backend *be, char *name, size_t n, int *uploading)
+{
+    void *st = NULL;
+    *uploading = 0;
+    int rc = be->create(&e->o, &st, name, n);
+    if (rc)
+        return rc;
+    *uploading = 1;
+    rc = be->upload(st, e->m);
+    if (rc) {
+        be->free(st);
+        return rc;
+    }
+    e->be = be;
+    e->bs = st;
+    return SPLADE_OK;
+}
+
+/* Tries the GPU; 1 when it will be used. For AUTO every failure is a CPU fallback (rc stays 0). */
 static int pick_gpu(splade_encoder *e, int *rc)
 {
     char name[256], detail[1024];
+    int uploading;
+    int g = open_backend(e, &splade_backend_cuda, name, sizeof name, &uploading);
     *rc = SPLADE_OK;
-    if (!splade_gpu_probe(name, sizeof name)) {
-        if (e->o.device == SPLADE_DEVICE_CUDA)
-            *rc = splade_fail(SPLADE_ERR_NO_GPU, "--device cuda: no usable GPU (%s)", name);
-        else
-            notice(e, "encoding on the CPU (no GPU: %s)%s", name, "");
-        return 0;
-    }
-    int g = splade_gpu_encoder_create_ex(e->m, e->o.lmhead, e->o.precision, &e->gpu);
     if (g == SPLADE_OK) {
         notice(e, "encoding on the GPU (%s)%s", name, e->o.precision == SPLADE_PRECISION_FP32 ? ", fp32" : "");
         return 1;
     }
     snprintf(detail, sizeof detail, "%s", splade_error_detail());
-    if (e->o.device == SPLADE_DEVICE_CUDA)
+    if (!uploading && e->o.device == SPLADE_DEVICE_CUDA)
+        *rc = splade_fail(g, "--device cuda: %s", detail);
+    else if (!uploading)
+        notice(e, "encoding on the CPU (no GPU: %s)%s", name, "");
+    else if (e->o.device == SPLADE_DEVICE_CUDA)
         *rc = splade_fail(g, "--device cuda: GPU encoder failed on %s: %s", name, detail);
     else
         notice(e, "GPU encoder unavailable (%s); falling back to the CPU%s", detail, "");
     return 0;
+}
+
+static int open_cpu(splade_encoder *e)
+{
+    char name[8];
+    int uploading;
+    return open_backend(e, &splade_backend_cpu, name, sizeof name, &uploading);
 }
 
 int splade_encoder_create(const splade_model *model, const splade_encoder_opts *opts, splade_encoder **out)
@@ -71,8 +93,9 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
         e->o = *opts;
     if (e->o.max_length <= 0)
         e->o.max_length = 256;
-    if (e->o.max_length > model->cfg.max_position)
-        e->o.max_length = model->cfg.max_position;
+    const int32_t max_position = splade_model_config(model)->max_position;
+    if (e->o.max_length > max_position)
+        e->o.max_length = max_position;
     if (e->o.max_length < 2 || e->o.device < SPLADE_DEVICE_AUTO || e->o.device > SPLADE_DEVICE_CUDA) {
         free(e);
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: max_length must be >= 2 and device valid");
@@ -83,13 +106,14 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: precision %d (bf16 or fp32)", p);
     }
     int rc = SPLADE_OK;
-    e->dev = e->o.device != SPLADE_DEVICE_CPU && pick_gpu(e, &rc) ? SPLADE_DEVICE_CUDA : SPLADE_DEVICE_CPU;
+    if (!(e->o.device != SPLADE_DEVICE_CPU && pick_gpu(e, &rc)) && rc == SPLADE_OK)
+        rc = open_cpu(e);
     if (rc) {
         free(e);
         return rc;
     }
     if (e->o.batch_size <= 0)
-        e->o.batch_size = e->dev == SPLADE_DEVICE_CUDA ? GPU_BATCH : CPU_BATCH;
+        e->o.batch_size = e->be->default_batch;
     *out = e;
     return SPLADE_OK;
 }
@@ -104,20 +128,20 @@ typedef struct {
     splade_gpu_sparse sp;
 } batch_out;
 
-/* The GPU compacts its output unless asked for the dense copy. */
-static int gpu_sparse_out(const splade_encoder *e)
+/* A backend that can compacts its output on the device unless asked for the dense copy. */
+static int sparse_out(const splade_encoder *e)
 {
-    return e->dev == SPLADE_DEVICE_CUDA && !e->o.gpu_dense_output;
+    return e->be->forward_sparse && !e->o.gpu_dense_output;
 }
 
 static int ensure_dense(const splade_encoder *e, batch_out *bo, int32_t B)
 {
     if (B <= bo->rows)
         return SPLADE_OK;
-    float *d = realloc(bo->dense, (size_t)B * e->m->cfg.vocab_size * sizeof *d);
+    const int32_t V = splade_model_config(e->m)->vocab_size;
+    float *d = realloc(bo->dense, (size_t)B * V * sizeof *d);
     if (!d)
-        return splade_fail(SPLADE_ERR_NOMEM, "encoder batch output of %d x %d floats", (int)B,
-                           (int)e->m->cfg.vocab_size);
+        return splade_fail(SPLADE_ERR_NOMEM, "encoder batch output of %d x %d floats", (int)B, (int)V);
     bo->dense = d;
     bo->rows = B;
     return SPLADE_OK;
@@ -131,19 +155,17 @@ static int device_forward(splade_encoder *e, const int32_t *ids, const int32_t *
     if (e->o.max_batch_tokens > 0 && tokens > e->o.max_batch_tokens && B > 0)
         return splade_fail(SPLADE_ERR_GPU_OOM, "batch of %d tokens over the cap of %d", (int)tokens,
                            (int)e->o.max_batch_tokens);
-    bo->sparse = gpu_sparse_out(e);
+    bo->sparse = sparse_out(e);
     if (bo->sparse)
-        return splade_gpu_encoder_forward_sparse(e->gpu, ids, offsets, B, e->o.threshold, &bo->sp);
-    if (e->dev == SPLADE_DEVICE_CUDA)
-        return splade_gpu_encoder_forward(e->gpu, ids, offsets, B, bo->dense);
-    return splade_forward_cpu(e->m, ids, offsets, B, bo->dense, e->o.threads);
+        return e->be->forward_sparse(e->bs, ids, offsets, B, e->o.threshold, &bo->sp);
+    return e->be->forward(e->bs, ids, offsets, B, bo->dense);
 }
 
 /* The B vectors of the batch device_forward just ran, into vecs[0 .. B) (all or none). Both
  * paths keep the same pairs (weight > threshold and > 0) and select top_k the same way. */
 static int collect(const splade_encoder *e, const batch_out *bo, int32_t B, splade_sparse *vecs)
 {
-    const int32_t V = e->m->cfg.vocab_size;
+    const int32_t V = splade_model_config(e->m)->vocab_size;
     int rc = SPLADE_OK;
     int32_t b;
     for (b = 0; !rc && b < B; b++) {
@@ -162,14 +184,17 @@ static int collect(const splade_encoder *e, const batch_out *bo, int32_t B, spla
 }
 
 /* AUTO gives up on the GPU for good after a non-memory failure; the batch reruns on the CPU. */
-static void leave_gpu(splade_encoder *e)
+static int leave_gpu(splade_encoder *e)
 {
     char detail[1024];
     snprintf(detail, sizeof detail, "%s", splade_error_detail());
     notice(e, "GPU forward failed (%s); continuing on the CPU%s", detail, "");
-    splade_gpu_encoder_free(e->gpu);
-    e->gpu = NULL;
-    e->dev = SPLADE_DEVICE_CPU;
+    const splade_encoder_backend *gpu = e->be;
+    void *gpu_state = e->bs;
+    int rc = open_cpu(e); /* e->be and e->bs change only on success */
+    if (rc == SPLADE_OK)
+        gpu->free(gpu_state);
+    return rc;
 }
 
 static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo,
@@ -189,36 +214,17 @@ static int forward_tail(splade_encoder *e, const int32_t *ids, const int32_t *of
     return rc;
 }
 
-/* Bytes a CPU forward of sequences [0, n) takes beyond the weights: the activations (x, q, k, v,
- * context, residual: 6 x hidden, and the FFN's intermediate, fp32 per token; forward_cpu.c) and
- * the [n, vocab] output. */
-static size_t cpu_forward_bytes(const splade_config *c, const int32_t *offsets, int32_t n)
-{
-    return sizeof(float) * ((size_t)(offsets[n] - offsets[0]) * (6 * (size_t)c->hidden_size + c->intermediate_size) +
-                            (size_t)n * c->vocab_size);
-}
-
-/* How many sequences from the first fit the CPU's cap (at least one). */
-static int32_t cpu_fit(const splade_encoder *e, const int32_t *offsets, int32_t B)
-{
-    const size_t cap = e->o.cpu_batch_bytes ? e->o.cpu_batch_bytes : SPLADE_CPU_BATCH_BYTES;
-    int32_t n = 1;
-    while (n < B && cpu_forward_bytes(&e->m->cfg, offsets, n + 1) <= cap)
-        n++;
-    return n;
-}
-
-/* A CPU batch over the memory cap, in consecutive parts that fit it (`--batch 1500` took 2.2 GB).
+/* A batch over the backend's memory cap (backend.h: fit), in consecutive parts that fit it.
  * Sequences are independent; the parts' packed shapes differ, so a weight may move by ~1e-7. */
-static int forward_cpu_parts(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B,
-                             batch_out *bo, splade_sparse *vecs)
+static int forward_parts(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B,
+                         batch_out *bo, splade_sparse *vecs)
 {
     int32_t *rebased = malloc((size_t)(B + 1) * sizeof *rebased);
     if (!rebased)
         return splade_fail(SPLADE_ERR_NOMEM, "encoder batch split");
     int rc = SPLADE_OK;
     for (int32_t s = 0, n; !rc && s < B; s += n) {
-        n = cpu_fit(e, offsets + s, B - s);
+        n = e->be->fit(e->bs, offsets + s, B - s);
         for (int32_t b = 0; b <= n; b++)
             rebased[b] = offsets[s + b] - offsets[s];
         rc = forward(e, ids + offsets[s], rebased, n, bo, vecs + s);
@@ -234,9 +240,9 @@ static int forward_cpu_parts(splade_encoder *e, const int32_t *ids, const int32_
 static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo,
                    splade_sparse *vecs)
 {
-    if (e->dev == SPLADE_DEVICE_CPU && cpu_fit(e, offsets, B) < B)
-        return forward_cpu_parts(e, ids, offsets, B, bo, vecs);
-    int rc = gpu_sparse_out(e) ? SPLADE_OK : ensure_dense(e, bo, B);
+    if (e->be->fit && e->be->fit(e->bs, offsets, B) < B)
+        return forward_parts(e, ids, offsets, B, bo, vecs);
+    int rc = sparse_out(e) ? SPLADE_OK : ensure_dense(e, bo, B);
     if (rc)
         return rc;
     rc = device_forward(e, ids, offsets, B, bo);
@@ -247,7 +253,7 @@ static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets
         rc = forward(e, ids, offsets, half, bo, vecs);
         return rc ? rc : forward_tail(e, ids, offsets, half, B, bo, vecs);
     }
-    if (e->dev != SPLADE_DEVICE_CUDA || e->o.device == SPLADE_DEVICE_CUDA) {
+    if (e->be == &splade_backend_cpu || e->o.device == SPLADE_DEVICE_CUDA) {
         if (rc == SPLADE_ERR_GPU_OOM) {
             char detail[1024];
             snprintf(detail, sizeof detail, "%s", splade_error_detail());
@@ -256,8 +262,8 @@ static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets
         }
         return rc;
     }
-    leave_gpu(e);
-    return forward(e, ids, offsets, B, bo, vecs);
+    rc = leave_gpu(e);
+    return rc ? rc : forward(e, ids, offsets, B, bo, vecs);
 }
 
 typedef struct {
@@ -281,7 +287,7 @@ static int check_finite(const splade_encoder *e, const splade_sparse *v, int tex
     if (splade_first_nonfinite(v->weights, (size_t)v->n) == (size_t)v->n)
         return SPLADE_OK;
     return splade_fail(SPLADE_ERR_MODEL, "model %s produced non-finite values (NaN/Inf) for document %d (0-based, "
-                       "of the %d encoded together)", e->m->dir, text, n);
+                       "of the %d encoded together)", splade_model_dir(e->m), text, n);
 }
 
 /* Runs sequences in length order, batch by batch, and sparsifies each row into out[idx]. */
@@ -345,7 +351,7 @@ static int tokenize_one(const splade_encoder *e, const char *text, size_t len, i
                         int *truncated)
 {
     const int32_t max = e->o.max_length;
-    int rc = splade_tokenize(e->m->tokenizer, text, len, max + 1, ids, n);
+    int rc = splade_tokenize(splade_model_tokenizer(e->m), text, len, max + 1, ids, n);
     if (rc)
         return rc;
     *truncated = *n > max;
@@ -421,13 +427,14 @@ int splade_parse_precision(const char *s, splade_precision *p)
 
 int32_t splade_encoder_max_length(const splade_encoder *e) { return e ? e->o.max_length : 0; }
 
-splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->dev : SPLADE_DEVICE_CPU; }
+splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->be->device : SPLADE_DEVICE_CPU; }
 
 void splade_encoder_free(splade_encoder *e)
 {
     if (!e)
         return;
-    splade_gpu_encoder_free(e->gpu);
+    if (e->be)
+        e->be->free(e->bs);
     free(e);
 }
 

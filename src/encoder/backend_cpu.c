@@ -1,0 +1,72 @@
+/* The CPU backend (backend.h): the exact fp32 forward of forward_cpu.c on the model's host weights. */
+#include <stdlib.h>
+
+#include "common/fail.h"
+#include "encoder/backend.h"
+#include "encoder/forward_cpu.h"
+#include "splade.h"
+
+typedef struct {
+    const splade_model *m;
+    int threads;
+    size_t batch_bytes; /* cap on one forward's activations and output */
+} cpu_state;
+
+static int cpu_create(const splade_encoder_opts *o, void **state, char *name, size_t n)
+{
+    cpu_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return splade_fail(SPLADE_ERR_NOMEM, "CPU encoder");
+    s->threads = o->threads;
+    s->batch_bytes = o->cpu_batch_bytes ? o->cpu_batch_bytes : SPLADE_CPU_BATCH_BYTES;
+    if (n)
+        name[0] = '\0';
+    *state = s;
+    return SPLADE_OK;
+}
+
+static int cpu_upload(void *state, const splade_model *m)
+{
+    ((cpu_state *)state)->m = m; /* the weights are already fp32 in host memory */
+    return SPLADE_OK;
+}
+
+/* Bytes a CPU forward of sequences [0, n) takes beyond the weights: the activations (x, q, k, v,
+ * context, residual: 6 x hidden, and the FFN's intermediate, fp32 per token; forward_cpu.c) and
+ * the [n, vocab] output. */
+static size_t forward_bytes(const splade_config *c, const int32_t *offsets, int32_t n)
+{
+    return sizeof(float) * ((size_t)(offsets[n] - offsets[0]) * (6 * (size_t)c->hidden_size + c->intermediate_size) +
+                            (size_t)n * c->vocab_size);
+}
+
+/* How many sequences from the first fit the cap (at least one): `--batch 1500` took 2.2 GB. */
+static int32_t cpu_fit(void *state, const int32_t *offsets, int32_t B)
+{
+    const cpu_state *s = state;
+    const splade_config *c = splade_model_config(s->m);
+    int32_t n = 1;
+    while (n < B && forward_bytes(c, offsets, n + 1) <= s->batch_bytes)
+        n++;
+    return n;
+}
+
+static int cpu_forward(void *state, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense)
+{
+    const cpu_state *s = state;
+    return splade_forward_cpu(s->m, ids, offsets, B, out_dense, s->threads);
+}
+
+static void cpu_free(void *state) { free(state); }
+
+const splade_encoder_backend splade_backend_cpu = {
+    .name = "cpu",
+    .device = SPLADE_DEVICE_CPU,
+    .default_batch = 16,
+    .create = cpu_create,
+    .upload = cpu_upload,
+    .fit = cpu_fit,
+    .forward = cpu_forward,
+    .forward_sparse = NULL,
+    .free = cpu_free,
+};
