@@ -27,7 +27,8 @@
 #
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 240; the peer's
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
-# CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_LAB=1 (kernel_lab
+# CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_CLI=1 (the CLI's
+# SciFact build/query/eval on the GPU and the CPU), SKIP_LAB=1 (kernel_lab
 # tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs:
 # PREBUILT=dir (carried binaries dir/splade-index with dir/libsplade.so.0 and dir/libsplade-cuda.so beside
 # it — the library loads the GPU code from there —, dir/tests/test_lmhead_gpu built here: no build when they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
@@ -265,6 +266,37 @@ if [ "${SKIP_AGREEMENT:-0}" != 1 ]; then
     fi
 fi
 
+if [ "${SKIP_CLI:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d cache/splade-tiny ]; then
+    # The CLI end to end on the GPU (src/encoder/encoder.c over its CUDA backend): SciFact built with
+    # splade-tiny on the GPU in bf16 and fp32 and on the CPU, each queried (queries on the CPU) and
+    # scored; then the GPU build again under a batch-token cap that forces the out-of-memory halving.
+    # fp32 on the GPU must give the CPU's run; bf16 within ~0.002 nDCG@10 of it.
+    say "CLI on the GPU: SciFact build/query/eval (cli.txt)"
+    mk all >>"$LOG" 2>&1 || say "  build of the CLI FAILED"
+    Q=.gpu/scifact/queries.jsonl; QR=.gpu/scifact/qrels/test.tsv; CI=/tmp/splade-cli-gpu
+    rm -rf $CI && mkdir -p $CI
+    { echo "| build | docs/s | ndcg@10 | run identical to CPU |"; echo "|---|---:|---:|---|"; } >"$OUT/cli.txt"
+    for spec in "cpu bf16" "cuda bf16" "cuda fp32" "cuda-capped bf16"; do
+        set -- $spec; dev=$1; prec=$2; cap=
+        [ "$dev" = cuda-capped ] && dev=cuda cap=2000
+        ix=$CI/$1-$prec.idx
+        t0=$(date +%s.%N)
+        SPLADE_MAX_BATCH_TOKENS=$cap SOURCE_DATE_EPOCH=1700000000 timeout 300 "$BUILD/splade-index" build \
+            .gpu/scifact/corpus.jsonl -o "$ix" --model cache/splade-tiny --device "$dev" --precision "$prec" \
+            >>"$LOG" 2>&1 || { say "  build $spec FAILED"; rc=1; continue; }
+        t1=$(date +%s.%N)
+        "$BUILD/splade-index" query --queries $Q -i "$ix" -k 100 --output "$ix.trec" >>"$LOG" 2>&1 ||
+            { say "  query $spec FAILED"; rc=1; continue; }
+        nd=$("$BUILD/splade-index" eval --run "$ix.trec" --qrels $QR --metrics ndcg@10 2>>"$LOG" | awk '/^ndcg@10/ {print $3}')
+        same=-; [ -f $CI/cpu-bf16.idx.trec ] && [ "$spec" != "cpu bf16" ] &&
+            { cmp -s $CI/cpu-bf16.idx.trec "$ix.trec" && same=yes || same=no; }
+        printf '| %s | %s | %s | %s |\n' "$spec" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", 5183 / (b - a) }')" \
+            "$nd" "$same" >>"$OUT/cli.txt"
+    done
+    [ "$(grep -c '^| cuda fp32 .* yes |$' "$OUT/cli.txt")" = 1 ] || { say "  fp32 GPU run differs from the CPU's"; rc=1; }
+    cat "$OUT/cli.txt"
+fi
+
 say "summary"
 python3 - "$OUT" "$COMMIT" <<'PY' | tee "$OUT/summary.md"
 import json, os, sys
@@ -361,6 +393,10 @@ if docs:
 if mem:
     print("\n" + mem)
 PY
+if [ -s "$OUT/cli.txt" ]; then
+    { echo; echo "CLI on the GPU (SciFact, splade-tiny, build + query + eval), commit $COMMIT"; echo;
+      cat "$OUT/cli.txt"; } | tee -a "$OUT/summary.md"
+fi
 if [ -s "$OUT/agreement.txt" ]; then  # bench_gpu_agreement's table, last
     { echo; echo "GPU vs CPU vectors (splade-tiny, bench_gpu_agreement), commit $COMMIT"; echo;
       grep -E '^\||^CPU:' "$OUT/agreement.txt"; } | tee -a "$OUT/summary.md"
