@@ -71,6 +71,16 @@ static int parse_args(int argc, char **argv, bench_lmhead_opts *a)
     return -1;
 }
 
+/* The harness's lines: the table on stdout (flushed per line, so a long grid shows as it goes), failures
+ * on stderr. */
+static void print_line(void *user, int is_error, const char *line)
+{
+    (void)user;
+    FILE *f = is_error ? stderr : stdout;
+    fprintf(f, "%s\n", line);
+    fflush(f);
+}
+
 int cmd_bench_lmhead(int argc, char **argv)
 {
     bench_lmhead_opts opts;
@@ -83,6 +93,8 @@ int cmd_bench_lmhead(int argc, char **argv)
         return 1;
     }
     opts.device = dev;
+    opts.print = print_line;
+    opts.print_user = NULL;
     int (*measure)(const bench_lmhead_opts *) = (int (*)(const bench_lmhead_opts *))splade_gpu_symbol(
         SPLADE_BENCH_LMHEAD_GPU);
     if (!measure) {

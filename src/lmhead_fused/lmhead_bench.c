@@ -5,8 +5,10 @@
  * (at V and at V padded to a multiple of 128) as the floor. Per shape: median time (CUDA events,
  * warm-up, >= 20 iterations), TFLOP/s on the useful 2*B*S*D*V, peak device memory of the head
  * (cudaMemGetInfo around its allocations and a first run: workspace + output), bytes moved
- * (analytical), kernel launches, ratios. Human table on stdout, JSON with --json FILE. */
+ * (analytical), kernel launches, ratios. Human table through the caller's
+ * print callback (lmhead_bench.h), JSON with --json FILE. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +23,27 @@
 #include "lmhead_fused/lmhead_bench.h"
 #include "splade.h"
 
+/* Where the harness's lines go: the caller's callback (the CLI prints them); like all code outside
+ * src/cli/ it prints nothing itself. Set on entry; one measurement runs at a time. */
+static const bench_lmhead_opts *g_opts;
+
+static void emit(int is_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(int is_error, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (g_opts && g_opts->print)
+        g_opts->print(g_opts->print_user, is_error, line);
+}
+
 #define CK(call)                                                                                  \
     do {                                                                                          \
         cudaError_t e_ = (call);                                                                  \
         if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "bench-lmhead: %s:%d: %s: %s\n", __FILE__, __LINE__, #call,           \
+            emit(1, "bench-lmhead: %s:%d: %s: %s", __FILE__, __LINE__, #call,                      \
                     cudaGetErrorString(e_));                                                      \
             return -1;                                                                            \
         }                                                                                         \
@@ -82,7 +100,7 @@ static int fill_bf16(void *dev, size_t n, float a)
         cudaError_t e = cudaMemcpy((uint16_t *)dev + off, h, m * sizeof(uint16_t), cudaMemcpyHostToDevice);
         if (e != cudaSuccess) {
             free(h);
-            fprintf(stderr, "bench-lmhead: cudaMemcpy: %s\n", cudaGetErrorString(e));
+            emit(1, "bench-lmhead: cudaMemcpy: %s", cudaGetErrorString(e));
             return -1;
         }
     }
@@ -128,13 +146,13 @@ static int run_once(runner *r)
                                          CUDA_R_16BF, r->a.D, c->H, CUDA_R_16BF, r->a.D, &beta, r->logits,
                                          CUDA_R_16BF, r->Vg, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         if (cs != CUBLAS_STATUS_SUCCESS) {
-            fprintf(stderr, "bench-lmhead: cublasGemmEx: status %d\n", (int)cs);
+            emit(1, "bench-lmhead: cublasGemmEx: status %d", (int)cs);
             return -1;
         }
     }
     }
     if (st) {
-        fprintf(stderr, "bench-lmhead: %s: %s (%s)\n", impl_names[r->impl], splade_strerror(st),
+        emit(1, "bench-lmhead: %s: %s (%s)", impl_names[r->impl], splade_strerror(st),
                 splade_error_detail());
         return -1;
     }
@@ -214,7 +232,7 @@ static int bench_impl(const ctx *c, const shape *sh, int impl, result *res)
     if (!rc) {
         cudaError_t e = cudaStreamSynchronize(c->stream);
         if (e != cudaSuccess) {
-            fprintf(stderr, "bench-lmhead: %s: %s\n", impl_names[impl], cudaGetErrorString(e));
+            emit(1, "bench-lmhead: %s: %s", impl_names[impl], cudaGetErrorString(e));
             rc = -1;
         }
     }
@@ -265,6 +283,7 @@ static int bench_impl(const ctx *c, const shape *sh, int impl, result *res)
 
 int splade_lmhead_bench_gpu(const bench_lmhead_opts *o)
 {
+    g_opts = o;
     const shape one = o->one;
     const int custom = o->custom, iters = o->iters;
     const char *json_path = o->json_path, *dev = o->device;
@@ -303,7 +322,7 @@ int splade_lmhead_bench_gpu(const bench_lmhead_opts *o)
     CK(cudaMemcpy(c.bias, hb, maxV * sizeof(float), cudaMemcpyHostToDevice));
     free(hb);
     if (cublasCreate(&c.cublas) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "bench-lmhead: cublasCreate failed\n");
+        emit(1, "bench-lmhead: cublasCreate failed");
         return 1;
     }
     CK(cudaStreamCreate(&c.stream));
@@ -317,8 +336,8 @@ int splade_lmhead_bench_gpu(const bench_lmhead_opts *o)
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     json_object_set_new(jroot, "date", json_string(date));
 
-    printf("bench-lmhead on %s, median of %d iterations, all sequences full length\n", dev, iters);
-    printf("%-4s %-4s %-4s %-7s %-20s %9s %8s %10s %9s %4s %8s  %s\n", "B", "S", "D", "V", "impl", "ms", "TFLOP/s",
+    emit(0, "bench-lmhead on %s, median of %d iterations, all sequences full length", dev, iters);
+    emit(0, "%-4s %-4s %-4s %-7s %-20s %9s %8s %10s %9s %4s %8s  %s", "B", "S", "D", "V", "impl", "ms", "TFLOP/s",
            "peak MiB", "GB moved", "lau", "x fused", "note");
     int failed = 0;
     for (int i = 0; i < ns; i++) {
@@ -340,10 +359,10 @@ int splade_lmhead_bench_gpu(const bench_lmhead_opts *o)
             const result *r = &res[k];
             const double ratio = r->ok && res[0].ok ? r->ms / res[0].ms : NAN;
             if (r->ok)
-                printf("%-4d %-4d %-4d %-7d %-20s %9.3f %8.1f %10.1f %9.3f %4d %8.2f  %s\n", sh->B, sh->S, sh->D,
+                emit(0, "%-4d %-4d %-4d %-7d %-20s %9.3f %8.1f %10.1f %9.3f %4d %8.2f  %s", sh->B, sh->S, sh->D,
                        sh->V, impl_names[k], r->ms, r->tflops, r->peak_mib, r->gbytes, r->launches, ratio, r->note);
             else
-                printf("%-4d %-4d %-4d %-7d %-20s %9s %8s %10s %9s %4s %8s  %s\n", sh->B, sh->S, sh->D, sh->V,
+                emit(0, "%-4d %-4d %-4d %-7d %-20s %9s %8s %10s %9s %4s %8s  %s", sh->B, sh->S, sh->D, sh->V,
                        impl_names[k], "-", "-", "-", "-", "-", "-", r->note);
             json_t *jr = json_object();
             json_object_set_new(jr, "B", json_integer(sh->B));
@@ -364,11 +383,10 @@ int splade_lmhead_bench_gpu(const bench_lmhead_opts *o)
             json_object_set_new(jr, "note", json_string(r->note));
             json_array_append_new(jrows, jr);
         }
-        fflush(stdout);
     }
     json_object_set_new(jroot, "rows", jrows);
     if (json_path && json_dump_file(jroot, json_path, JSON_INDENT(1)) != 0) {
-        fprintf(stderr, "bench-lmhead: cannot write %s\n", json_path);
+        emit(1, "bench-lmhead: cannot write %s", json_path);
         failed = 1;
     }
     json_decref(jroot);

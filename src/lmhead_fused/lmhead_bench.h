@@ -17,6 +17,10 @@ typedef struct {
     int iters;          /* >= 20 */
     const char *json_path; /* NULL: no JSON */
     const char *device; /* the probe's device name */
+    /* Receives every line of the table (is_error 0) and every failure (1), without a newline: the
+     * harness prints nothing itself (the CLI's callback writes the terminal). */
+    void (*print)(void *user, int is_error, const char *line);
+    void *print_user;
 } bench_lmhead_opts;
 
 #define SPLADE_BENCH_LMHEAD_GPU "splade_lmhead_bench_gpu"
