@@ -102,8 +102,9 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-# tests and benches that call kernels or the CUDA runtime themselves: linked with the CUDA objects
-GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(findstring gpu,$(notdir $(p))),$(p)))
+# tests and benches that call kernels or the CUDA runtime themselves (a name with "gpu", or a
+# "_backends" test: one case table run on the CPU and the GPU): linked with the CUDA objects
+GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(or $(findstring gpu,$(notdir $(p))),$(findstring _backends,$(notdir $(p)))),$(p)))
 
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev
@@ -234,13 +235,15 @@ models:
 check: all $(TEST_BIN) $(FUZZ_REPLAY) models
 	@BUILD=$(BUILD) sh tests/run.sh
 
-# The tests that run threads (the CPU team, the encoder, parallel inversion, batch queries), under
-# ThreadSanitizer: `make test`'s third part. TSan slows them ~5-15x, hence a subset of the suite.
-TSAN_TESTS := test_cpu_team test_encoder_cpu test_index test_model
+# The tests that run threads (the CPU team, the encoder, the CPU LM head, parallel inversion, batch
+# queries), under ThreadSanitizer: `make test`'s third part. TSan slows them ~5-15x, hence a subset of
+# the suite (and the LM head's small cases only).
+TSAN_TESTS := test_cpu_team test_encoder_cpu test_index test_model test_lmhead_backends
 TSAN_CLI   := test_threads_deterministic test_index_vectors
 tsan-check: all $(TSAN_TESTS:%=$(BUILD)/tests/%) models
 	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp $(TSAN_OPTIONS)" \
-	  SPLADE_TEST_SKIP="test_tiny_*" BUILD=$(BUILD) CLI_TESTS="$(TSAN_CLI:%=tests/cli/%.sh)" sh tests/run.sh
+	  SPLADE_TEST_SKIP="test_tiny_*" SPLADE_LMHEAD_TEST_SMALL=1 BUILD=$(BUILD) \
+	  CLI_TESTS="$(TSAN_CLI:%=tests/cli/%.sh)" sh tests/run.sh
 
 # The Python package (python/) against this build's library and CLI: pytest, after installing numpy,
 # scipy and pytest into $(BUILD)/python-deps where missing (python/tests/check.sh).
