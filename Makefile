@@ -2,8 +2,8 @@
 # the CLI build/splade-index linked against it (with CUDA when nvcc is found); it never runs apt:
 # when a Debian package is missing it names the command that installs it. `make deps` installs
 # what is missing; `make test` (which runs `make deps` first) runs every test, `make bench` the
-# CPU benchmarks, `make install PREFIX=/usr/local DESTDIR=` installs headers, libraries, the CLI
-# and splade.pc (pkg-config).
+# CPU benchmarks, `make lab` the kernel lab (tools/kernel_lab/, nvcc only), `make install
+# PREFIX=/usr/local DESTDIR=` installs headers, libraries, the CLI and splade.pc (pkg-config).
 #
 # Knobs: NO_CUDA=1 forces a CPU-only build; CUDA_ARCH overrides the GPU targets;
 # SAN=1 builds with AddressSanitizer + UBSan into build-san/; TSAN=1 with ThreadSanitizer into
@@ -102,13 +102,14 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-# tests and benches that call kernels or the CUDA runtime themselves: linked with the CUDA objects
-GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(findstring gpu,$(notdir $(p))),$(p)))
+# tests and benches that call kernels or the CUDA runtime themselves (a name with "gpu", or a
+# "_backends" test: one case table run on the CPU and the GPU): linked with the CUDA objects
+GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(or $(findstring gpu,$(notdir $(p))),$(findstring _backends,$(notdir $(p)))),$(p)))
 
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
             libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev
 
-.PHONY: all deps check test tsan-check python-check bench models demo fuzz install uninstall clean
+.PHONY: all deps check test tsan-check python-check bench lab models demo fuzz install uninstall clean
 all: $(BUILD)/.deps-ok $(LIB) $(SO) $(BUILD)/libsplade.so $(BIN) $(CUDA_SO)
 
 # Dpkg's view of what is missing (nothing on a system without dpkg: the compiler will say).
@@ -227,19 +228,22 @@ uninstall:
 models:
 	-@python3 tools/fetch_splade_tiny.py --quiet
 
-# `make test` = the suite on the normal build, then again under ASan+UBSan (CPU-only build in
-# $(BUILD)-san), then the threaded tests under TSan, then one closing line over all three.
+# `make test` = the suite on the normal build, the kernel lab's compile (`make lab`: skipped, and
+# saying so, without nvcc), the Python package, the suite again under ASan+UBSan (CPU-only build in
+# $(BUILD)-san), then the threaded tests under TSan, then one closing line over all of them.
 # `make check` runs the first part alone.
 check: all $(TEST_BIN) $(FUZZ_REPLAY) models
 	@BUILD=$(BUILD) sh tests/run.sh
 
-# The tests that run threads (the CPU team, the encoder, parallel inversion, batch queries), under
-# ThreadSanitizer: `make test`'s third part. TSan slows them ~5-15x, hence a subset of the suite.
-TSAN_TESTS := test_cpu_team test_encoder_cpu test_index test_model
+# The tests that run threads (the CPU team, the encoder, the CPU LM head, parallel inversion, batch
+# queries), under ThreadSanitizer: `make test`'s third part. TSan slows them ~5-15x, hence a subset of
+# the suite (and the LM head's small cases only).
+TSAN_TESTS := test_cpu_team test_encoder_cpu test_index test_model test_lmhead_backends
 TSAN_CLI   := test_threads_deterministic test_index_vectors
 tsan-check: all $(TSAN_TESTS:%=$(BUILD)/tests/%) models
 	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp $(TSAN_OPTIONS)" \
-	  SPLADE_TEST_SKIP="test_tiny_*" BUILD=$(BUILD) CLI_TESTS="$(TSAN_CLI:%=tests/cli/%.sh)" sh tests/run.sh
+	  SPLADE_TEST_SKIP="test_tiny_*" SPLADE_LMHEAD_TEST_SMALL=1 BUILD=$(BUILD) \
+	  CLI_TESTS="$(TSAN_CLI:%=tests/cli/%.sh)" sh tests/run.sh
 
 # The Python package (python/) against this build's library and CLI: pytest, after installing numpy,
 # scipy and pytest into $(BUILD)/python-deps where missing (python/tests/check.sh).
@@ -253,6 +257,8 @@ test: deps
 else
 test: deps
 	@$(MAKE) --no-print-directory check
+	@echo "== the kernel lab compiles (make lab; skipped without nvcc)"
+	@$(MAKE) --no-print-directory lab
 	@echo "== the Python package (python/tests)"
 	@$(MAKE) --no-print-directory python-check
 	@echo "== the same suite under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -265,6 +271,21 @@ endif
 
 bench: all $(BENCH_BIN) models
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+
+# The kernel lab (tools/kernel_lab/, llm.c's dev/cuda pattern): one self-contained program per
+# experiment (CPU reference, numbered variants, checker, timing), built with nvcc alone (no library,
+# no Debian packages) into $(BUILD)/lab/; bench/gpu.sh runs them. Without nvcc: a no-op that says so.
+LAB_SRC  := $(wildcard tools/kernel_lab/*.cu)
+LAB_BIN  := $(LAB_SRC:tools/kernel_lab/%.cu=$(BUILD)/lab/%)
+ifneq ($(NVCC),)
+lab: $(LAB_BIN)
+$(BUILD)/lab/%: tools/kernel_lab/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-pthread -MMD -MP $(NVCCFLAGS) $< -o $@
+else
+lab:
+	@echo "make lab: skipped: no nvcc (the kernel lab in tools/kernel_lab/ needs the CUDA toolkit)"
+endif
 
 demo: deps
 	@$(MAKE) --no-print-directory all models
@@ -289,4 +310,5 @@ fuzz: $(BUILD)/.deps-ok
 clean:
 	rm -rf build build-san build-tsan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(CUDA_SO_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(CUDA_SO_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d) \
+  $(LAB_BIN:=.d)

@@ -379,21 +379,19 @@ int main(int argc, char **argv)
         rm_free(&m);
         return 0;
     }
-    /* variants: {GELU, FFN slice tokens ("" = none), GEMM tuning, naive head, attention kernel};
-     * the first is the default. BENCH_VARIANTS=all adds the FFN-slice / no-tuning / naive-head rows. */
+    /* variants: {GELU, FFN slice tokens ("" = none), GEMM tuning, naive head}; the first is the
+     * default. BENCH_VARIANTS=all adds the FFN-slice / no-tuning / naive-head rows. (Attention v1
+     * against v2: tools/kernel_lab/attention.cu.) */
     const struct {
         const char *gelu, *chunk, *tune;
         int naive;
-        const char *attn;
-    } var[] = {{"tanh", "", "1", 0, "2"}, {"erf", "", "1", 0, "2"},     {"tanh", "", "1", 0, "1"},
-               {"erf", "", "1", 0, "1"},  {"tanh", "4096", "1", 0, "2"}, {"tanh", "", "0", 0, "2"},
-               {"tanh", "", "1", 1, "2"}};
+    } var[] = {{"tanh", "", "1", 0}, {"erf", "", "1", 0}, {"tanh", "4096", "1", 0}, {"tanh", "", "0", 0},
+               {"tanh", "", "1", 1}};
     const int n_var = getenv("BENCH_VARIANTS") && !strcmp(getenv("BENCH_VARIANTS"), "all")
                           ? (int)(sizeof var / sizeof var[0])
-                          : 4;
+                          : 2;
     for (int vi = 0; vi < n_var; vi++) {
         setenv("SPLADE_GPU_GELU", var[vi].gelu, 1);
-        setenv("SPLADE_GPU_ATTN", var[vi].attn, 1);
         if (*var[vi].chunk)
             setenv("SPLADE_GPU_FFN_CHUNK", var[vi].chunk, 1);
         else
@@ -408,8 +406,8 @@ int main(int argc, char **argv)
             if (rc != SPLADE_OK)
                 die(rc, "create");
             const size_t wbytes = splade_gpu_encoder_weight_bytes(g);
-            printf("\n### bert-base shapes (L=%d), GELU %s, attention v%s, FFN slices %s, GEMM tuning %s, LM head %s\n\n",
-                   L, var[vi].gelu, var[vi].attn, *var[vi].chunk ? var[vi].chunk : "off",
+            printf("\n### bert-base shapes (L=%d), GELU %s, FFN slices %s, GEMM tuning %s, LM head %s\n\n",
+                   L, var[vi].gelu, *var[vi].chunk ? var[vi].chunk : "off",
                    *var[vi].tune == '1' ? "on" : "off", hk ? "naive" : "fused");
             printf("| shape      |    B |    S |   gpu ms |  docs/s   |   e2e ms | e2e docs/s | embed | gemm  | attn  | "
                    "norm  | head  | sp e2e ms | sp e2e docs/s | terms/doc | vec dense docs/s | vec sp docs/s | "

@@ -1,8 +1,10 @@
 #!/bin/sh
-# The one command for the GPU machine: build (sm_90a), CUDA tests (the encoder's in both GELU
-# modes), compute-sanitizer (memcheck + racecheck) at small shapes on the LM head and encoder
-# tests, bench-lmhead, the PyTorch peer, bench/gpu_encoder.sh (fixed shapes + real SciFact
-# documents), then the side-by-side tables (LM head, then the end-to-end encoder) last.
+# The one command for the GPU machine: build (sm_90a), CUDA tests (the backend tests run their
+# case tables on the CPU and on the GPU in bf16 and fp32; the encoder's bf16 cases again with the
+# erf GELU), compute-sanitizer (memcheck + racecheck) at small shapes on the LM head and encoder
+# tests, bench-lmhead, the kernel lab (tools/kernel_lab: every variant checked, then timed), the
+# PyTorch peer, bench/gpu_encoder.sh (fixed shapes + real SciFact documents), then the side-by-side
+# tables (LM head, then the end-to-end encoder) last.
 # Logs and JSON go to $OUT (<= 8 files). Aim: <= ~7 minutes in all.
 #
 # Re-run it (device `run` tool), after this one-time setup here in the repo root:
@@ -28,12 +30,14 @@
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 240; the peer's
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
 # CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_CLI=1 (the CLI's
-# SciFact build/query/eval on the GPU and the CPU), SKIP_LAB=1 (kernel_lab
-# tile rows), NCU=1 (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs:
-# PREBUILT=dir (carried binaries dir/splade-index with dir/libsplade.so.0 and dir/libsplade-cuda.so beside
-# it — the library loads the GPU code from there —, dir/tests/test_lmhead_gpu built here: no build when they start), TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_gpu ..." (pairs),
-# LAB_SPECS="B S V tile group ws;..." (ws: SPLADE_LMHEAD_WS, '-' = default), PEER_SCRIPT (a filtered
-# copy of the peer, e.g. .gpu/torch_lmhead_peer.py = its LM-head loop only).
+# SciFact build/query/eval on the GPU and the CPU), SKIP_LAB=1 (the kernel lab: build/lab programs and the
+# tile rows; LAB_LMHEAD_ARGS / LAB_ATTN_ARGS: the programs' options, e.g. "5 7 --B 128 --S 256"), NCU=1
+# (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs: PREBUILT=dir (carried binaries
+# dir/splade-index with dir/libsplade.so.0 and dir/libsplade-cuda.so beside it — the library loads the GPU
+# code from there —, dir/tests/test_lmhead_backends, dir/lab/* built here: no build when they start),
+# TESTS_ONLY="test_a test_b", SKIP_POISON=1, SAN_SPECS="memcheck test_lmhead_backends:*/gpu-* ..." (pairs
+# "tool test[:cmocka name pattern]"), LAB_SPECS="B S V tile group tma;..." ('-' = default), PEER_SCRIPT (a
+# filtered copy of the peer, e.g. .gpu/torch_lmhead_peer.py = its LM-head loop only).
 set -u
 OUT=${OUT:-/tmp/splade-gpu-out}
 mkdir -p "$OUT"
@@ -90,7 +94,7 @@ fi
 TESTS=""
 for t in tests/test_*.c; do
     n=$(basename "$t" .c)
-    case "$n" in *gpu*) TESTS="$TESTS $n"; continue ;; esac
+    case "$n" in *gpu*|*_backends) TESTS="$TESTS $n"; continue ;; esac
     grep -qE 'cuda_runtime|splade_gpu_probe|splade_lmhead_gpu' "$t" && TESTS="$TESTS $n"
 done
 [ -n "${TESTS_ONLY:-}" ] && TESTS=$TESTS_ONLY
@@ -101,19 +105,20 @@ for n in $TESTS; do
     say "test $n"
     timeout 150 "$BUILD/tests/$n" >>"$LOG" 2>&1; trc=$?
     if [ $trc -eq 0 ]; then say "  $n: ok"; else say "  $n: FAILED (rc $trc)"; rc=1; fi
-    if [ $trc -eq 124 ] && [ "$n" = test_lmhead_gpu ]; then
+    if [ $trc -eq 124 ] && [ "$n" = test_lmhead_backends ]; then
         say "LM head test timed out (hang?): stopping here"; tail -40 "$LOG"; exit 1
     fi
 done
-grep -E '^\s+\[lmhead_gpu\]|^\[  (PASSED|FAILED|SKIPPED) \]' "$LOG" | tail -60
+grep -E '^\s+\[lmhead\]|^\[  (PASSED|FAILED|SKIPPED) \]' "$LOG" | tail -60
 
-# the encoder test once more with the exact erf GELU (the default is the fused tanh epilogue)
-if echo "$TESTS" | grep -q test_gpu_encoder; then
-    say "test test_gpu_encoder, SPLADE_GPU_GELU=erf (random models)"
-    if SPLADE_GPU_GELU=erf SPLADE_GPU_TEST_SMALL=1 timeout 60 "$BUILD/tests/test_gpu_encoder" >>"$LOG" 2>&1; then
-        say "  test_gpu_encoder (erf): ok"
+# the encoder's bf16 cases once more with the exact erf GELU (the default is the fused tanh epilogue)
+if echo "$TESTS" | grep -q test_encoder_backends; then
+    say "test test_encoder_backends, SPLADE_GPU_GELU=erf (random models, gpu-bf16)"
+    if SPLADE_GPU_GELU=erf SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' timeout 60 \
+        "$BUILD/tests/test_encoder_backends" >>"$LOG" 2>&1; then
+        say "  test_encoder_backends (erf): ok"
     else
-        say "  test_gpu_encoder (erf): FAILED"; rc=1
+        say "  test_encoder_backends (erf): FAILED"; rc=1
     fi
 fi
 grep -E 'rel-L2' "$LOG" | tail -30
@@ -121,11 +126,14 @@ grep -E 'rel-L2' "$LOG" | tail -30
 # Poisoned runs: every activation buffer (and the naive head's logits) filled with 3.4e38 before
 # each forward. initcheck cannot see cuBLAS/cuBLASLt's own stores on this GPU and flags our kernels'
 # reads of GEMM outputs; these runs show every element read was written (else results break).
-for tb in test_lmhead_gpu test_gpu_encoder; do
+# (The bf16 backend, as before the bf16 and fp32 tests became one file; SPLADE_TEST_FILTER='*/gpu-*'
+# would poison the fp32 backend's buffers too.)
+for tb in test_lmhead_backends test_encoder_backends; do
     [ -x "$BUILD/tests/$tb" ] || continue
     [ "${SKIP_POISON:-0}" = 1 ] && continue
-    say "poisoned buffers: $tb (SPLADE_GPU_POISON=1)"
-    if SPLADE_GPU_POISON=1 SPLADE_LMHEAD_TEST_SMALL=1 SPLADE_GPU_TEST_SMALL=1 timeout 120 "$BUILD/tests/$tb" >>"$LOG" 2>&1; then
+    say "poisoned buffers: $tb (SPLADE_GPU_POISON=1, gpu-bf16)"
+    if SPLADE_GPU_POISON=1 SPLADE_LMHEAD_TEST_SMALL=1 SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' \
+        timeout 120 "$BUILD/tests/$tb" >>"$LOG" 2>&1; then
         say "  $tb poisoned: ok"
     else
         say "  $tb poisoned: FAILED"; rc=1
@@ -133,35 +141,38 @@ for tb in test_lmhead_gpu test_gpu_encoder; do
 done
 
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
-    # LM head test at small shapes; encoder test: memcheck on all random models (~15 s),
-    # racecheck on the long sequences only (the attention's K/V ring refills; the whole test is > 40 s)
-    SAN_SPECS=${SAN_SPECS:-memcheck test_lmhead_gpu racecheck test_lmhead_gpu initcheck test_lmhead_gpu \
-synccheck test_lmhead_gpu memcheck test_gpu_encoder racecheck test_gpu_encoder initcheck test_gpu_encoder \
-synccheck test_gpu_encoder memcheck test_lmhead_gpu_fp32 initcheck test_lmhead_gpu_fp32 \
-memcheck test_gpu_encoder_fp32 initcheck test_gpu_encoder_fp32 synccheck test_gpu_encoder_fp32 \
-memcheck test_gpu_sparse racecheck test_gpu_sparse initcheck test_gpu_sparse synccheck test_gpu_sparse}
+    # The backend tests at small shapes, GPU backends only (":pattern" = the cmocka names run; a
+    # backend test names "<case>/<backend>"): the LM head's bf16 and fp32 heads under memcheck and
+    # initcheck, bf16 under racecheck and synccheck; the encoder's random models (~15 s) under
+    # memcheck, initcheck and synccheck, racecheck on the bf16 long sequences only (the attention's
+    # K/V ring refills; the whole test is > 40 s). test_gpu_sparse: racecheck on the compaction
+    # kernels alone (racecheck over the whole encoder forward runs past the limit).
+    SAN_SPECS=${SAN_SPECS:-memcheck test_lmhead_backends:*/gpu-* racecheck test_lmhead_backends:*/gpu-bf16 \
+initcheck test_lmhead_backends:*/gpu-* synccheck test_lmhead_backends:*/gpu-bf16 \
+memcheck test_encoder_backends:*/gpu-* racecheck test_encoder_backends:test_long_sequences/gpu-bf16 \
+initcheck test_encoder_backends:*/gpu-* synccheck test_encoder_backends:*/gpu-* \
+memcheck test_gpu_sparse racecheck test_gpu_sparse:test_compact_synthetic initcheck test_gpu_sparse \
+synccheck test_gpu_sparse}
+    set -f # the cmocka patterns hold '*': no file-name expansion while the specs are split
     set -- $SAN_SPECS
     while [ $# -ge 2 ]; do
-        spec="$1 $2"; shift 2; rest="$*"
-        set -- $spec
-        tool=$1; tb=$2
+        tool=$1; tb=${2%%:*}; flt=""
+        case "$2" in *:*) flt=${2#*:} ;; esac
+        shift 2
         [ -x "$BUILD/tests/$tb" ] || continue
-        flt=""; [ "$tb" = test_gpu_encoder ] && [ "$tool" = racecheck ] && flt=test_long_sequences
-        # the compaction kernels alone (racecheck over the whole encoder forward runs past the limit)
-        [ "$tb" = test_gpu_sparse ] && [ "$tool" = racecheck ] && flt=test_compact_synthetic
         # initcheck: the program marks what cuBLAS wrote through NVTX (src/gpu/init_mark.cu)
         nvtx=""; [ "$tool" = initcheck ] && nvtx="--nvtx yes"
         say "compute-sanitizer --tool $tool $tb (small shapes${flt:+, $flt})"
-        if SPLADE_LMHEAD_TEST_SMALL=1 SPLADE_GPU_TEST_SMALL=1 SPLADE_GPU_TEST_FILTER=${flt:-*} timeout 150 \
+        if SPLADE_LMHEAD_TEST_SMALL=1 SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER="${flt:-*}" \
+            SPLADE_GPU_TEST_FILTER="${flt:-*}" timeout 240 \
             compute-sanitizer --tool $tool $nvtx --error-exitcode 3 "$BUILD/tests/$tb" >"$OUT/.san" 2>&1; then
             say "  $tool $tb: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/.san" | tail -1))"
         else
             say "  $tool $tb: FAILED"; rc=1; head -40 "$OUT/.san"
         fi
         cat "$OUT/.san" >>"$LOG"; rm -f "$OUT/.san"
-        # shellcheck disable=SC2086
-        set -- $rest
     done
+    set +f
 fi
 
 say "bench-lmhead ${BENCH_ARGS:-}"
@@ -195,23 +206,41 @@ timeout 150 "$BUILD/splade-index" bench-lmhead ${BENCH_ARGS:-} --json "$OUT/benc
 clk_stop clocks.csv "the bench-lmhead grid"
 
 if [ "${SKIP_LAB:-0}" != 1 ]; then
-    # kernel_lab rows: each wgmma tile forced, and the raster group off (group = B), one shape each
-    # tile "auto" = the planner's choice; ws "-" = the default kernel (SPLADE_LMHEAD_WS unset)
-    # fields: B S V tile group ws tma ('-' = default); tile 128x256 / 256x128 run the TMA kernel unless tma=0
-    LAB_SPECS=${LAB_SPECS:-32 256 30522 128x256 0 - -;32 256 30522 256x128 0 - -;32 256 30522 192x256 0 - 0;\
-128 256 30522 auto 0 - -;128 256 30522 128x256 128 - -;256 128 30522 256x128 0 - -;256 128 30522 128x256 0 - -;\
-256 128 30522 192x256p2 0 - 0;32 256 30522 128x256 0 - -}
+    # The kernel lab (tools/kernel_lab/README.md): each program checks every variant against its CPU
+    # reference, then times them; the tables go to lab.txt (and the log). A failed check fails the run.
+    [ $PRE_OK = 1 ] || mk lab >>"$LOG" 2>&1 || say "  build of the kernel lab (make lab) FAILED"
+    : >"$OUT/lab.txt"
+    for prog in lmhead_fused attention; do
+        if [ ! -x "$BUILD/lab/$prog" ]; then
+            # a PREBUILT folder may come without lab/ (short LM-head runs): say so; a build here must have it
+            if [ $PRE_OK = 1 ]; then say "lab: no $BUILD/lab/$prog (PREBUILT): skipped"; else say "lab: no $BUILD/lab/$prog"; rc=1; fi
+            continue
+        fi
+        if [ $prog = lmhead_fused ]; then largs=${LAB_LMHEAD_ARGS:-}; else largs=${LAB_ATTN_ARGS:-}; fi
+        say "lab: $prog $largs"
+        # shellcheck disable=SC2086
+        timeout 150 "$BUILD/lab/$prog" $largs >"$OUT/.lab" 2>&1; lrc=$?
+        cat "$OUT/.lab" >>"$OUT/lab.txt"; cat "$OUT/.lab" >>"$LOG"
+        grep -E '^\||FAIL|n/a|lab:' "$OUT/.lab"; rm -f "$OUT/.lab"
+        [ $lrc -eq 0 ] || { say "  lab $prog FAILED (rc $lrc)"; rc=1; }
+    done
+    # Tile rows of the library's kernels through bench-lmhead: each wgmma tile forced, and the raster
+    # group off (group = B), one shape each. Fields: B S V tile group tma; tile "auto" = the planner's
+    # choice, group 0 = the planner's, tma '-' = default; tiles 128x256 / 256x128 run the TMA kernel
+    # unless tma=0
+    LAB_SPECS=${LAB_SPECS:-32 256 30522 128x256 0 -;32 256 30522 256x128 0 -;32 256 30522 192x256 0 0;\
+128 256 30522 auto 0 -;128 256 30522 128x256 128 -;256 128 30522 256x128 0 -;256 128 30522 128x256 0 -;\
+256 128 30522 192x256p2 0 0;32 256 30522 128x256 0 -}
     clk_start clocks_lab.csv
-    echo "$LAB_SPECS" | tr ';' '\n' | while read -r lb ls lv lt lg lw lm; do
+    echo "$LAB_SPECS" | tr ';' '\n' | while read -r lb ls lv lt lg lm; do
         [ -n "$lb" ] || continue
-        say "lab: B=$lb S=$ls V=$lv tile $lt group $lg ws ${lw:--} tma ${lm:--}"
+        say "lab: B=$lb S=$ls V=$lv tile $lt group $lg tma ${lm:--}"
         if [ "$lg" = 0 ]; then unset SPLADE_LMHEAD_GROUP; else export SPLADE_LMHEAD_GROUP=$lg; fi
         if [ "$lt" = auto ]; then unset SPLADE_LMHEAD_WGMMA_TILE; else export SPLADE_LMHEAD_WGMMA_TILE=$lt; fi
-        if [ "${lw:--}" = - ]; then unset SPLADE_LMHEAD_WS; else export SPLADE_LMHEAD_WS=$lw; fi
         if [ "${lm:--}" = - ]; then unset SPLADE_LMHEAD_TMA; else export SPLADE_LMHEAD_TMA=$lm; fi
         timeout 60 "$BUILD/splade-index" bench-lmhead --B $lb --S $ls --V $lv \
-            2>&1 | grep -E ' fused ' | sed "s/^/lab B=$lb S=$ls tile=$lt group=$lg ws=${lw:--} tma=${lm:--}: /" | tee -a "$OUT/bench_lmhead.txt"
-        unset SPLADE_LMHEAD_GROUP SPLADE_LMHEAD_WGMMA_TILE SPLADE_LMHEAD_WS SPLADE_LMHEAD_TMA
+            2>&1 | grep -E ' fused ' | sed "s/^/lab B=$lb S=$ls tile=$lt group=$lg tma=${lm:--}: /" | tee -a "$OUT/bench_lmhead.txt"
+        unset SPLADE_LMHEAD_GROUP SPLADE_LMHEAD_WGMMA_TILE SPLADE_LMHEAD_TMA
     done
     clk_stop clocks_lab.csv "the lab rows"
 fi
@@ -404,6 +433,6 @@ fi
 # At most 8 files come back from $OUT: everything goes into one archive, and the few files that
 # bench/results/ quotes stay beside it.
 ( cd "$OUT" && tar czf /tmp/gpu-results.tar.gz --exclude=gpu_sh.log . ; mv /tmp/gpu-results.tar.gz . ;
-  ls | grep -vxE 'gpu-results.tar.gz|summary.md|gpu_sh.log|bench_lmhead.json|reference.json|encoder-gpu.txt' | xargs -r rm -f )
+  ls | grep -vxE 'gpu-results.tar.gz|summary.md|gpu_sh.log|bench_lmhead.json|reference.json|encoder-gpu.txt|lab.txt' | xargs -r rm -f )
 say "done (rc $rc)"
 exit $rc

@@ -1,5 +1,6 @@
 /* A random-weight BERT masked-LM built directly in memory (no files): used by
- * tests/test_gpu_encoder.c and bench/bench_encoder_gpu.c. Header-only, test/bench use only.
+ * tests/test_encoder_backends.c, tests/test_encoder_cpu.c and bench/bench_encoder_gpu.c. Header-only, test/bench
+ * use only.
  *
  * Scales keep every stage in a useful range: embeddings ~N(0,1) (LayerNorm follows), linear
  * weights uniform with std 1/sqrt(fan_in) (activations keep unit scale), LayerNorm gains 1±0.1,

@@ -1,4 +1,4 @@
-/* Helpers shared by the GPU tests (test_gpu_encoder*.c, test_gpu_sparse.c, test_lmhead_gpu_fp32.c):
+/* Helpers shared by the GPU tests (test_encoder_backends.c, test_lmhead_backends.c, test_gpu_sparse.c):
  * header-only, test use only. Include after cmocka.h and encoder/gpu_encoder.h. */
 #ifndef SPLADE_GPU_TEST_UTIL_H
 #define SPLADE_GPU_TEST_UTIL_H

@@ -196,17 +196,22 @@ static void test_progress_callback(void **state)
 static void test_settings_read_once(void **state)
 {
     (void)state;
-    unsetenv("SPLADE_LMHEAD_WS_LAG");
+    unsetenv("SPLADE_LMHEAD_GROUP");
     unsetenv("SPLADE_GPU_FFN_CHUNK");
     splade_settings_reload();
-    assert_int_equal(splade_settings_get()->lmhead_ws_lag, 2);
-    setenv("SPLADE_LMHEAD_WS_LAG", "1", 1);
+    assert_int_equal(splade_settings_get()->lmhead_group, 0);
+    setenv("SPLADE_LMHEAD_GROUP", "7", 1);
     setenv("SPLADE_GPU_FFN_CHUNK", "200", 1);
-    assert_int_equal(splade_settings_get()->lmhead_ws_lag, 2); /* not re-read behind the caller's back */
+    assert_int_equal(splade_settings_get()->lmhead_group, 0); /* not re-read behind the caller's back */
     splade_settings_reload();
-    assert_int_equal(splade_settings_get()->lmhead_ws_lag, 1);
+    assert_int_equal(splade_settings_get()->lmhead_group, 7);
     assert_int_equal(splade_settings_get()->gpu_ffn_chunk, 256);
-    unsetenv("SPLADE_LMHEAD_WS_LAG");
+    /* retired knobs are not read: the attention kernel is v2 whatever SPLADE_GPU_ATTN says */
+    setenv("SPLADE_GPU_ATTN", "1", 1);
+    splade_settings_reload();
+    assert_int_equal(splade_settings_get()->gpu_attn, 2);
+    unsetenv("SPLADE_GPU_ATTN");
+    unsetenv("SPLADE_LMHEAD_GROUP");
     unsetenv("SPLADE_GPU_FFN_CHUNK");
     splade_settings_reload();
 }

@@ -1,6 +1,6 @@
 /* Model loading: splade-tiny, fixture checkpoints in every dtype and naming variant, each kind
- * of broken input (error code + the detail naming file/tensor/field), model resolution, and
- * the CPU LM head against a naive double-precision reference. */
+ * of broken input (error code + the detail naming file/tensor/field), model resolution. The CPU
+ * LM head's cases are in tests/test_lmhead_backends.c (one table for every backend). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,11 +17,9 @@
 #include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/encoder.h"
-#include "lmhead_fused/lmhead.h"
 #include "splade/model.h"
 #include "encoder/forward_cpu.h"
 #include "encoder/safetensors.h"
-#include "lmhead_fused/lmhead_cpu_internal.h"
 #include "model_fixture.h"
 
 #define TINY "cache/splade-tiny"
@@ -237,85 +235,6 @@ static void test_resolve(void **state)
         assert_non_null(strstr(splade_error_detail(), "make models"));
     }
     fx_remove(dir);
-}
-
-/* ---- LM head vs a naive double-precision reference ----------------------------------- */
-
-static float frand(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)((*s >> 40) / (double)(1ull << 24)) * 2.0f - 1.0f;
-}
-
-static void naive_head(const float *H, const int32_t *st, const int32_t *len, int B, int D, const float *W,
-                       const float *bias, int V, double *out)
-{
-    for (int b = 0; b < B; b++)
-        for (int v = 0; v < V; v++) {
-            double best = 0.0; /* log1p(relu(.)) >= 0: an empty sequence gives 0 */
-            for (int s = 0; s < len[b]; s++) {
-                double x = bias[v];
-                for (int d = 0; d < D; d++)
-                    x += (double)H[(size_t)(st[b] + s) * D + d] * W[(size_t)v * D + d];
-                double y = log1p(x > 0 ? x : 0);
-                best = y > best ? y : best;
-            }
-            out[(size_t)b * V + v] = best;
-        }
-}
-
-static void check_head(int B, const int32_t *st, const int32_t *len, int rows, int D, int V, int threads)
-{
-    uint64_t s = (uint64_t)(B * 131 + D * 7 + V);
-    float *H = malloc((size_t)rows * D * sizeof *H), *W = malloc((size_t)V * D * sizeof *W);
-    float *bias = malloc((size_t)V * sizeof *bias), *out = malloc((size_t)B * V * sizeof *out);
-    double *ref = malloc((size_t)B * V * sizeof *ref), worst = 0.0;
-    for (size_t i = 0; i < (size_t)rows * D; i++)
-        H[i] = frand(&s);
-    for (size_t i = 0; i < (size_t)V * D; i++)
-        W[i] = frand(&s) * 0.5f;
-    for (int i = 0; i < V; i++)
-        bias[i] = frand(&s) - 0.5f;
-    assert_int_equal(splade_lmhead_cpu(H, st, len, B, D, W, bias, V, out, threads), SPLADE_OK);
-    naive_head(H, st, len, B, D, W, bias, V, ref);
-    for (size_t i = 0; i < (size_t)B * V; i++) {
-        double e = fabs(out[i] - ref[i]) / (1.0 + fabs(ref[i]));
-        worst = e > worst ? e : worst;
-    }
-    printf("  lmhead B=%d D=%d V=%d rows=%d threads=%d: max rel err %.2e\n", B, D, V, rows, threads, worst);
-    assert_true(worst < 2e-5);
-    free(H), free(W), free(bias), free(out), free(ref);
-}
-
-static void lmhead_cases(void)
-{
-    /* B=1, a query-sized sequence; V not a multiple of the 2048-row tile. */
-    check_head(1, (int32_t[]){0}, (int32_t[]){32}, 32, 48, 4099, 1);
-    /* Packed variable lengths, one sequence of a single row. */
-    check_head(3, (int32_t[]){0, 17, 18}, (int32_t[]){17, 1, 40}, 58, 33, 2048, 2);
-    /* Padded layout (seq_start = b*S): rows past seq_len are padding and must not count; row 2
-     * is all padding but [CLS]/[SEP]; row 3 is empty (all zero output). */
-    check_head(4, (int32_t[]){0, 64, 128, 192}, (int32_t[]){64, 30, 2, 0}, 256, 16, 3001, 2);
-    /* A sequence longer than the 1024-row gemm group. */
-    check_head(2, (int32_t[]){0, 1500}, (int32_t[]){1500, 700}, 2200, 8, 257, 0);
-    check_head(1, (int32_t[]){0}, (int32_t[]){1}, 1, 1, 1, 1);
-    /* More tiles than threads, 3 threads; lengths around the AVX-512 kernel's 16/32-row blocks. */
-    check_head(5, (int32_t[]){0, 16, 33, 65, 66}, (int32_t[]){16, 17, 32, 1, 31}, 97, 24, 7000, 3);
-}
-
-/* Both CPU paths: the AVX-512 fused kernel (where the CPU has it) and OpenBLAS + tile max. */
-static void test_lmhead_cpu(void **state)
-{
-    (void)state;
-    printf("  AVX-512 kernel %s\n", splade_lmhead_cpu_avx512_usable() ? "in use" : "not available here");
-    lmhead_cases();
-    splade_lmhead_cpu_force_blas(1);
-    assert_false(splade_lmhead_cpu_avx512_usable());
-    lmhead_cases();
-    splade_lmhead_cpu_force_blas(0);
-    float x = 0;
-    assert_int_equal(splade_lmhead_cpu(&x, (int32_t[]){0}, (int32_t[]){-1}, 1, 1, &x, &x, 1, &x, 1),
-                     SPLADE_ERR_INVALID_ARG);
 }
 
 static void test_forward_rejects_bad_ids(void **state)
@@ -558,7 +477,7 @@ int main(void)
         cmocka_unit_test(test_load_splade_tiny),      cmocka_unit_test(test_dtypes_and_names_agree),
         cmocka_unit_test(test_fingerprint_and_lowercase), cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_missing_files),         cmocka_unit_test(test_resolve),
-        cmocka_unit_test(test_lmhead_cpu),            cmocka_unit_test(test_forward_rejects_bad_ids),
+        cmocka_unit_test(test_forward_rejects_bad_ids),
         cmocka_unit_test(test_fingerprint_covers_config), cmocka_unit_test(test_unused_tensors),
         cmocka_unit_test(test_nonfinite_weights),     cmocka_unit_test(test_nonfinite_output),
         cmocka_unit_test(test_safetensors_layout),    cmocka_unit_test(test_model_file_checks),

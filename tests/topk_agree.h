@@ -1,5 +1,5 @@
 /* Top-k term agreement between two dense SPLADE vectors (a GPU one against the CPU reference):
- * used by tests/test_gpu_encoder_fp32.c and bench/bench_gpu_agreement.c. Header-only. */
+ * used by tests/test_encoder_backends.c and bench/bench_gpu_agreement.c. Header-only. */
 #ifndef SPLADE_TOPK_AGREE_H
 #define SPLADE_TOPK_AGREE_H
 

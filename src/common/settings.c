@@ -30,15 +30,12 @@ static void read_env(void)
     s.lmhead_cpu_blas = is("SPLADE_LMHEAD_CPU", "blas");
     s.gpu_poison = int_or("SPLADE_GPU_POISON", 0) != 0;
     s.gpu_gelu_erf = is("SPLADE_GPU_GELU", "erf");
-    s.gpu_attn = int_or("SPLADE_GPU_ATTN", 2) == 1 ? 1 : 2;
+    s.gpu_attn = 2; /* no knob: v1 left for tools/kernel_lab/attention.cu (settings.h) */
     s.gpu_gemm_tune = getenv("SPLADE_GPU_GEMM_TUNE") ? int_or("SPLADE_GPU_GEMM_TUNE", 0) != 0 : -1;
     const int chunk = int_or("SPLADE_GPU_FFN_CHUNK", 0);
     s.gpu_ffn_chunk = chunk > 0 ? (chunk + 127) / 128 * 128 : 0;
     s.gpu_fp32_compute_default = is("SPLADE_GPU_FP32_COMPUTE", "default");
     s.lmhead_tma = int_or("SPLADE_LMHEAD_TMA", 1) != 0;
-    const char *ws = getenv("SPLADE_LMHEAD_WS");
-    s.lmhead_ws = ws && *ws ? atoi(ws) != 0 : -1;
-    s.lmhead_ws_lag = int_or("SPLADE_LMHEAD_WS_LAG", 2) == 1 ? 1 : 2;
     const char *tile = getenv("SPLADE_LMHEAD_WGMMA_TILE");
     snprintf(s.lmhead_wgmma_tile, sizeof s.lmhead_wgmma_tile, "%s", tile ? tile : "");
     const int group = int_or("SPLADE_LMHEAD_GROUP", 0);

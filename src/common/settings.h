@@ -19,13 +19,12 @@ typedef struct {
     int lmhead_cpu_blas;          /* SPLADE_LMHEAD_CPU=blas: OpenBLAS for the CPU LM head */
     int gpu_poison;               /* SPLADE_GPU_POISON=1: fill GPU buffers with 3.4e38 first */
     int gpu_gelu_erf;             /* SPLADE_GPU_GELU=erf: exact GELU kernel instead of cuBLASLt's tanh epilogue */
-    int gpu_attn;                 /* SPLADE_GPU_ATTN=1: attention kernel v1; else 2 */
+    int gpu_attn;                 /* attention kernel version: always 2 (SPLADE_GPU_ATTN and v1 are gone:
+                                   * tools/kernel_lab/attention.cu); gpu_encoder.cu still passes it on */
     int gpu_gemm_tune;            /* SPLADE_GPU_GEMM_TUNE: -1 unset (on), 0 off, 1 on */
     int gpu_ffn_chunk;            /* SPLADE_GPU_FFN_CHUNK: FFN slice in tokens, rounded up to 128; 0: one slice */
     int gpu_fp32_compute_default; /* SPLADE_GPU_FP32_COMPUTE=default: no CUBLAS_COMPUTE_32F_PEDANTIC */
     int lmhead_tma;               /* SPLADE_LMHEAD_TMA=0: no TMA kernel (v7); default 1 */
-    int lmhead_ws;                /* SPLADE_LMHEAD_WS: -1 unset (LMHEAD_WS_DEFAULT), 0 v5, 1 warp-specialised */
-    int lmhead_ws_lag;            /* SPLADE_LMHEAD_WS_LAG=1: one cp.async group in flight; else 2 */
     char lmhead_wgmma_tile[16];   /* SPLADE_LMHEAD_WGMMA_TILE: "128x256", "192x256", ...; "": the planner's */
     int lmhead_group;             /* SPLADE_LMHEAD_GROUP: raster group override; 0: the planner's */
 } splade_settings;

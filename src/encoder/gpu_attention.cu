@@ -1,12 +1,16 @@
-/* Packed variable-length self-attention, flash style, on bf16 tensor cores (mma.sync m16n8k16).
+/* Packed variable-length self-attention, flash style, on bf16 tensor cores (mma.sync m16n8k16,
+ * sm_80+): the GPU encoder's attention (gpu_kernels.cuh: attention()).
  *
- * One block of 4 warps per (query tile of 64 rows of one sequence, head); each warp owns 16
- * query rows. Key/value tiles of 64 rows stream through shared memory (cp.async, double
- * buffered: the next tile loads while this one is used); scores stay in registers
- * (QK^T -> online softmax with running max and sum -> P·V), so no [heads, S, S] tensor exists
- * anywhere. Keys past the sequence's end are masked, rows past it are computed on zeros and
- * not stored: with packed sequences there is no padding to skip. fp32 accumulation; P is
- * rounded to bf16 for the P·V product (as in FlashAttention-2). */
+ * One block of 8 warps per (128 query rows of one sequence, head); each warp owns 16 query rows,
+ * its Q fragments in registers. Key/value tiles of 64 rows go through a ring of NST shared-memory
+ * stages, all issued up front with cp.async (one commit group per tile), so for S <= 64·NST the
+ * block waits for global memory once; longer sequences refill a stage once every warp is done
+ * with it. Scores stay in registers (QK^T -> online softmax with running max and sum -> P·V), so
+ * no [heads, S, S] tensor exists anywhere. Keys past the sequence's end are masked (on the last,
+ * partial tile only); warps whose rows all lie past it skip the math; with packed sequences there
+ * is no padding to skip. fp32 accumulation; P is rounded to bf16 for the P·V product (as in
+ * FlashAttention-2). The previous kernel (v1: 4 warps, 64 query rows, K/V double buffered) and its
+ * timings: tools/kernel_lab/attention.cu. */
 #include <cuda_bf16.h>
 #include <math.h>
 
@@ -17,9 +21,6 @@
 namespace splade_gpu {
 
 namespace {
-
-constexpr int kWarps = 4;
-constexpr int kThreads = kWarps * 32;
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p)
 {
@@ -56,188 +57,15 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
     return *reinterpret_cast<uint32_t *>(&h);
 }
 
-/* Starts asynchronous copies of rows [r0, r0+64) of a head slice (row stride ld, D columns)
- * into smem (row stride D+8); rows at or past len are zero-filled (src-size 0). 16-byte copies. */
-template <int D>
-__device__ __forceinline__ void load_tile_async(bf16 *dst, const bf16 *src, size_t ld, int r0, int len)
-{
-    constexpr int CPR = D / 8;
-    constexpr int LDS = D + 8;
-#pragma unroll
-    for (int c = threadIdx.x; c < kAttnTile * CPR; c += kThreads) {
-        const int r = c / CPR, cc = c % CPR;
-        const bool ok = r0 + r < len;
-        const bf16 *p = ok ? src + (size_t)(r0 + r) * ld + cc * 8 : src;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * LDS + cc * 8)),
-                     "l"(p), "r"(ok ? 16 : 0));
-    }
-}
-
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-template <int D>
-__global__ void __launch_bounds__(kThreads, D >= 128 ? 2 : D >= 64 ? 3 : 4)
-    attn_kernel(const bf16 *__restrict__ qkv, bf16 *__restrict__ ctx, const AttnTile *__restrict__ tiles,
-                int hidden, float scale_log2)
-{
-    constexpr int LDS = D + 8;   // padded smem row: ldmatrix rows land in distinct banks
-    constexpr int KS = D / 16;   // k-steps over the head dimension
-    constexpr int DT = D / 8;    // n-tiles of the output
-    constexpr int NT = kAttnTile / 8;  // n-tiles of keys in a score tile
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    bf16 *sQ = reinterpret_cast<bf16 *>(smem_raw);
-    bf16 *sK0 = sQ + kAttnTile * LDS;  // K/V double buffer: [K0 | V0 | K1 | V1]
-
-    const AttnTile tile = tiles[blockIdx.x];
-    const int head = blockIdx.y;
-    const size_t ld = 3 * (size_t)hidden;
-    const bf16 *qbase = qkv + (size_t)tile.start * ld + head * D;
-    const bf16 *kbase = qbase + hidden;
-    const bf16 *vbase = qbase + 2 * hidden;
-    const int len = tile.len;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int g = lane >> 2, t = lane & 3;
-
-    // group 0: Q and the first K/V tile
-    load_tile_async<D>(sQ, qbase, ld, tile.q0, len);
-    load_tile_async<D>(sK0, kbase, ld, 0, len);
-    load_tile_async<D>(sK0 + kAttnTile * LDS, vbase, ld, 0, len);
-    cp_async_commit();
-
-    uint32_t qf[KS][4];
-    float o[DT][4];
-#pragma unroll
-    for (int i = 0; i < DT; i++)
-        o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
-
-    for (int kt = 0, it = 0; kt < len; kt += kAttnTile, it++) {
-        const bf16 *sK = sK0 + (it & 1) * 2 * kAttnTile * LDS;
-        const bf16 *sV = sK + kAttnTile * LDS;
-        if (kt + kAttnTile < len) {  // prefetch the next tile into the other buffer
-            bf16 *nK = sK0 + ((it + 1) & 1) * 2 * kAttnTile * LDS;
-            load_tile_async<D>(nK, kbase, ld, kt + kAttnTile, len);
-            load_tile_async<D>(nK + kAttnTile * LDS, vbase, ld, kt + kAttnTile, len);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
-        if (it == 0) {
-#pragma unroll
-            for (int ks = 0; ks < KS; ks++)
-                ldsm_x4(qf[ks], sQ + (warp * 16 + (lane & 15)) * LDS + ks * 16 + (lane >> 4) * 8);
-        }
-
-        float s[NT][4];
-#pragma unroll
-        for (int i = 0; i < NT; i++)
-            s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < KS; ks++) {
-#pragma unroll
-            for (int nt = 0; nt < NT; nt += 2) {
-                uint32_t b[4];
-                // matrices: (keys nt*8.., dims ks*16..), (keys nt*8.., dims +8), (keys nt*8+8.., dims), (.., +8)
-                ldsm_x4(b, sK + (nt * 8 + ((lane >> 4) << 3) + (lane & 7)) * LDS + ks * 16 + ((lane >> 3) & 1) * 8);
-                mma16816(s[nt], qf[ks], b[0], b[1]);
-                mma16816(s[nt + 1], qf[ks], b[2], b[3]);
-            }
-        }
-
-        // scale into the log2 domain, mask keys past the end, online softmax
-        const bool partial = kt + kAttnTile > len;
-        float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float v = s[nt][e] * scale_log2;
-                if (partial && kt + nt * 8 + 2 * t + (e & 1) >= len)
-                    v = -INFINITY;
-                s[nt][e] = v;
-            }
-            mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
-            mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
-        }
-#pragma unroll
-        for (int off = 1; off <= 2; off <<= 1) {
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
-        }
-        const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);  // finite: key kt is always valid
-        const float a0 = exp2f(m0 - mn0), a1 = exp2f(m1 - mn1);    // 0 on the first tile
-        m0 = mn0, m1 = mn1;
-        float rs0 = 0.f, rs1 = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-            s[nt][0] = exp2f(s[nt][0] - mn0);
-            s[nt][1] = exp2f(s[nt][1] - mn0);
-            s[nt][2] = exp2f(s[nt][2] - mn1);
-            s[nt][3] = exp2f(s[nt][3] - mn1);
-            rs0 += s[nt][0] + s[nt][1];
-            rs1 += s[nt][2] + s[nt][3];
-        }
-        l0 = l0 * a0 + rs0;  // per-lane partial sums; the 4 lanes of a row are reduced at the end
-        l1 = l1 * a1 + rs1;
-#pragma unroll
-        for (int i = 0; i < DT; i++) {
-            o[i][0] *= a0, o[i][1] *= a0;
-            o[i][2] *= a1, o[i][3] *= a1;
-        }
-
-        // O += P·V, P from the score accumulators (C layout of two n-tiles = A layout of one k-step)
-#pragma unroll
-        for (int j = 0; j < kAttnTile / 16; j++) {
-            uint32_t a[4];
-            a[0] = pack_bf16(s[2 * j][0], s[2 * j][1]);
-            a[1] = pack_bf16(s[2 * j][2], s[2 * j][3]);
-            a[2] = pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]);
-            a[3] = pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3]);
-#pragma unroll
-            for (int dt = 0; dt < DT; dt += 2) {
-                uint32_t b[4];
-                // matrices: (keys j*16.., dims dt*8..), (keys +8, dims dt*8..), (keys.., dims +8), (keys +8, dims +8)
-                ldsm_x4_t(b, sV + (j * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dt * 8 + (lane >> 4) * 8);
-                mma16816(o[dt], a, b[0], b[1]);
-                mma16816(o[dt + 1], a, b[2], b[3]);
-            }
-        }
-        __syncthreads();  // the next iteration's prefetch refills the buffer just read
-    }
-
-#pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-        l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-        l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-    }
-    const float inv0 = 1.f / l0, inv1 = 1.f / l1;
-    const int r0 = tile.q0 + warp * 16 + g, r1 = r0 + 8;
-    bf16 *out0 = ctx + (size_t)(tile.start + r0) * hidden + head * D + 2 * t;
-    bf16 *out1 = ctx + (size_t)(tile.start + r1) * hidden + head * D + 2 * t;
-#pragma unroll
-    for (int dt = 0; dt < DT; dt++) {
-        if (r0 < len)
-            *reinterpret_cast<__nv_bfloat162 *>(out0 + dt * 8) = __floats2bfloat162_rn(o[dt][0] * inv0, o[dt][1] * inv0);
-        if (r1 < len)
-            *reinterpret_cast<__nv_bfloat162 *>(out1 + dt * 8) = __floats2bfloat162_rn(o[dt][2] * inv1, o[dt][3] * inv1);
-    }
-}
-
-/* ---- v2 (default): 8 warps = 128 query rows per block, a ring of NST key/value stages ----------
- *
- * Each block owns 128 query rows of one sequence and one head (warp w: rows 16w..16w+15). K/V
- * tiles of 64 rows go through a ring of NST shared-memory stages, all issued up front (cp.async,
- * one commit group per tile; Q rides in the first), so at S <= 64·NST the block waits for global
- * memory once, not once per tile, and K/V come from L2/DRAM once per 128 queries instead of 64.
+/* ---- the kernel (v2) ---------------------------------------------------------------------------
+ * Q rides in the first commit group; K/V come from L2/DRAM once per 128 queries (v1: 64).
  * Softmax: the running max stays in raw score units and p = 2^(s·c − m·c) is one FFMA + one
- * ex2.approx.ftz; the key mask is applied only on the last, partial tile. Warps whose 16 rows
- * all lie past the sequence's end skip the math (short sequences waste no MMAs). Blocks are
- * numbered head-fastest (block = tile·heads + head) so concurrently running blocks read whole
- * rows of the packed QKV buffer. */
+ * ex2.approx.ftz. Blocks are numbered head-fastest (block = tile·heads + head) so concurrently
+ * running blocks read whole rows of the packed QKV buffer. */
 constexpr int kW2 = 8;
 constexpr int kT2 = kW2 * 32;
 
@@ -432,37 +260,28 @@ __global__ void __launch_bounds__(kT2, V2<D>::MINB)
 }
 
 template <int D>
-constexpr size_t smem_bytes()
-{
-    return (size_t)5 * kAttnTile * (D + 8) * sizeof(bf16);  // Q + 2 x (K, V)
-}
-
-template <int D>
 int init_one()
 {
-    CUDA_TRY(cudaFuncSetAttribute(attn_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes<D>()));
     CUDA_TRY(cudaFuncSetAttribute(attn2_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)V2<D>::smem));
     return SPLADE_OK;
 }
 
 template <int D>
-int launch(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, int ver, cudaStream_t s)
+int launch(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, cudaStream_t s)
 {
     const float scale_log2 = (float)(1.4426950408889634 / sqrt((double)D));
-    if (ver == 1) {
-        dim3 grid((unsigned)n_tiles, (unsigned)heads);
-        attn_kernel<D><<<grid, kThreads, smem_bytes<D>(), s>>>(qkv, ctx, tiles, heads * D, scale_log2);
-    } else {
-        attn2_kernel<D><<<(unsigned)n_tiles * (unsigned)heads, kT2, V2<D>::smem, s>>>(qkv, ctx, tiles, heads,
-                                                                                       scale_log2);
-    }
+    attn2_kernel<D><<<(unsigned)n_tiles * (unsigned)heads, kT2, V2<D>::smem, s>>>(qkv, ctx, tiles, heads, scale_log2);
     CUDA_TRY_LAUNCH();
     return SPLADE_OK;
 }
 
 }  // namespace
 
-int attention_q_rows(int ver) { return ver == 1 ? kAttnTile : kW2 * 16; }
+int attention_q_rows(int ver)
+{
+    (void)ver; /* v2 is the only kernel */
+    return kW2 * 16;
+}
 
 bool attention_supports(int head_dim) { return head_dim == 32 || head_dim == 64 || head_dim == 128; }
 
@@ -479,14 +298,17 @@ int attention_init(int head_dim)
 int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, int head_dim, int ver,
               cudaStream_t s)
 {
+    if (ver != 2)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: attention kernel v%d (only v2 is built; v1 is in "
+                           "tools/kernel_lab/attention.cu)", ver);
     if (n_tiles <= 0)
         return SPLADE_OK;
-    if (heads > 65535 || (ver == 1 ? n_tiles > 0x7fffffff : (long long)n_tiles * heads > 0x7fffffffLL))
+    if (heads > 65535 || (long long)n_tiles * heads > 0x7fffffffLL)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder: %d attention tiles x %d heads", n_tiles, heads);
     switch (head_dim) {
-    case 32: return launch<32>(qkv, ctx, tiles, n_tiles, heads, ver, s);
-    case 64: return launch<64>(qkv, ctx, tiles, n_tiles, heads, ver, s);
-    case 128: return launch<128>(qkv, ctx, tiles, n_tiles, heads, ver, s);
+    case 32: return launch<32>(qkv, ctx, tiles, n_tiles, heads, s);
+    case 64: return launch<64>(qkv, ctx, tiles, n_tiles, heads, s);
+    case 128: return launch<128>(qkv, ctx, tiles, n_tiles, heads, s);
     default: return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: attention head size %d", head_dim);
     }
 }

@@ -49,14 +49,15 @@ bool attention_supports(int head_dim);
 /* One-time per-process setup (raises the dynamic shared-memory limit where needed). */
 int attention_init(int head_dim);
 
-/* Attention kernel versions: 1 = 4 warps, 64 query rows per tile, K/V double buffered;
- * 2 (default) = 8 warps, 128 query rows per tile, a ring of K/V stages. Query rows per tile
- * (the q0 step of the tile list) of each: */
+/* Query rows per tile (the q0 step of the tile list) of attention kernel `ver`. Only v2 (8 warps,
+ * 128 query rows per tile, a ring of K/V stages) is built; v1 lives in tools/kernel_lab/attention.cu.
+ * (`ver` stays in these signatures until gpu_encoder.cu stops passing settings' gpu_attn.) */
 int attention_q_rows(int ver);
 
 /* qkv bf16 [T, 3*H]: columns [Q | K | V], head h at h*head_dim within each third.
  * ctx bf16 [T, H]. tiles: device array of n_tiles descriptors. Softmax over the keys of
- * the query's own sequence only (no padding); flash-style: no score matrix in memory. */
+ * the query's own sequence only (no padding); flash-style: no score matrix in memory.
+ * ver must be 2 (else SPLADE_ERR_UNSUPPORTED). */
 int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads,
               int head_dim, int ver, cudaStream_t s);
 

@@ -39,7 +39,6 @@ struct Problem {
     int group;       /* sequences per raster group (their H tiles stay in L2 while W streams) */
     int nvt;         /* vocabulary tiles */
     int atomic_out;  /* 1: out pre-zeroed, combine slices with atomicMax on the float bits */
-    int ws_lag;      /* warp-specialised kernel: cp.async groups the producer keeps in flight (1 or 2) */
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -172,7 +171,8 @@ template <int BM, int BN, int NT, bool PACK2 = false> struct Loader {
     {
         issue_t(p, sA, sB, threadIdx.x);
     }
-    /* t: this thread's index among the NT loading threads (a producer warpgroup: tid - 128*NWG) */
+    /* t: this thread's index among the NT loading threads (threadIdx.x, or the thread's index in a
+     * producer warpgroup: the warp-specialised v6 of tools/kernel_lab/lmhead_fused.cu) */
     __device__ __forceinline__ void issue_t(const Problem &p, uint32_t sA, uint32_t sB, int t)
     {
         if (!done) {

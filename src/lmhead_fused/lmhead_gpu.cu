@@ -1,7 +1,7 @@
 /* The SPLADE LM head on the GPU: dispatch, planning, and the fused kernels' launch.
  * Kernels: lmhead_mma.cuh (mma.sync, sm_80+), lmhead_tma.cuh (v7: TMA + wgmma, sm_90a, the
- * default on Hopper when H's extent is known), lmhead_wgmma.cuh (v5: cp.async + wgmma) and
- * lmhead_ws.cuh (v6, selectable).
+ * default on Hopper when H's extent is known) and lmhead_wgmma.cuh (v5: cp.async + wgmma, the
+ * Hopper fallback when it is not, or D < 64). Earlier versions: tools/kernel_lab/lmhead_fused.cu.
  * Design notes and measurements: docs/LMHEAD.md. */
 #include <cmath>
 #include <cstdint>
@@ -23,7 +23,6 @@
 #include "lmhead_fused/lmhead_mma.cuh"
 #include "lmhead_fused/lmhead_tma.cuh"
 #include "lmhead_fused/lmhead_wgmma.cuh"
-#include "lmhead_fused/lmhead_ws.cuh"
 #include "splade.h"
 #include "lmhead_fused/lmhead.h"
 
@@ -38,11 +37,6 @@ __global__ void lmhead_wgmma_probe_kernel(int *flag)
     *flag = 0;
 #endif
 }
-
-/* The default wgmma kernel: 0 = v5 (lmhead_wgmma.cuh; measured faster, docs/LMHEAD.md v6), 1 = warp-specialised. */
-#ifndef LMHEAD_WS_DEFAULT
-#define LMHEAD_WS_DEFAULT 0
-#endif
 
 namespace {
 
@@ -138,7 +132,7 @@ template <int WGM, int BN> int tma_launch(int grid, const Problem &pr, int32_t H
     return SPLADE_OK;
 }
 
-/* SPLADE_LMHEAD_TMA=0 turns the TMA kernel (v7) off: v5 / v6 as before. */
+/* SPLADE_LMHEAD_TMA=0 turns the TMA kernel (v7) off: v5 as before. */
 int tma_choice()
 {
     return splade_settings_get()->lmhead_tma;
@@ -149,38 +143,10 @@ template <int NWG, int WGM, int BN, bool PACK2 = false> int wg_set_smem()
                                   WgCfg<NWG, WGM, BN>::SMEM));
     return SPLADE_OK;
 }
-template <int NWG, int WGM, int BN, bool PACK2 = false> int ws_set_smem()
+template <int NWG, int WGM, int BN, bool PACK2 = false> void wg_launch(int grid, const Problem &pr, cudaStream_t stream)
 {
-    CUDA_TRY(cudaFuncSetAttribute(lmhead_ws_kernel<NWG, WGM, BN, PACK2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  WsCfg<NWG, WGM, BN>::SMEM));
-    return SPLADE_OK;
-}
-/* ws: the warp-specialised kernel (lmhead_ws.cuh, producer warpgroup + mbarriers) or v5 */
-template <int NWG, int WGM, int BN, bool PACK2 = false>
-void wg_launch(int grid, const Problem &pr, cudaStream_t stream, int ws)
-{
-    if constexpr (NWG == 2 && !PACK2) {
-        if (ws) {
-            using C = WsCfg<NWG, WGM, BN>;
-            lmhead_ws_kernel<NWG, WGM, BN, PACK2><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
-            return;
-        }
-    }
-    {
-        using C = WgCfg<NWG, WGM, BN>;
-        lmhead_wgmma_kernel<NWG, WGM, BN, PACK2><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
-    }
-}
-/* SPLADE_LMHEAD_WS=0 selects v5 (all threads copy, __syncthreads a chunk); 1 the warp-specialised
- * kernel; SPLADE_LMHEAD_WS_LAG=1|2 the producer's cp.async groups in flight. */
-int ws_choice()
-{
-    const int ws = splade_settings_get()->lmhead_ws;
-    return ws >= 0 ? ws : LMHEAD_WS_DEFAULT;
-}
-int ws_lag()
-{
-    return splade_settings_get()->lmhead_ws_lag;
+    using C = WgCfg<NWG, WGM, BN>;
+    lmhead_wgmma_kernel<NWG, WGM, BN, PACK2><<<grid, C::THREADS, C::SMEM, stream>>>(pr);
 }
 
 /* What the planner needs of a device, filled once per device (pthread_once: encoders on several
@@ -225,8 +191,7 @@ int fill_dev_info(int dev, DevInfo *out)
         if (t.tma && ((st = tma_set_smem<1, 256>()) || (st = tma_set_smem<2, 128>())))
             return st;
         if ((st = wg_set_smem<2, 1, 256>()) || (st = wg_set_smem<3, 1, 256>()) || (st = wg_set_smem<2, 2, 128>()) ||
-            (st = wg_set_smem<3, 1, 256, true>()) || (st = ws_set_smem<2, 1, 256>()) ||
-            (st = ws_set_smem<2, 2, 128>()))
+            (st = wg_set_smem<3, 1, 256, true>()))
             return st;
     }
     *out = t;
@@ -280,13 +245,10 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
         const int L = a->max_len > 0 ? a->max_len : 1;
         /* v7 (TMA) needs H's extent for its tensor map and at least one 64-column box of D */
         const int tma = di->tma && tma_choice() && a->H_rows > 0 && a->D >= 64;
-        /* warp-specialised (SPLADE_LMHEAD_WS): its tiles are the two-consumer-warpgroup ones */
         /* v7: 256x128 measured faster than 128x256 at every benchmark shape (S = 128 .. 512,
          * V = 30522 and 250002; bench/results/lmhead-2026-11-22.md), so it is the only default */
         if (tma)
             tile = TMA_256x128;
-        else if (ws_choice())
-            tile = L <= 128 ? WG_256x128 : WG_128x256;
         else
             tile = L <= 128 ? WG_192x256_PACK2 : WG_192x256;
         const char *env = splade_settings_get()->lmhead_wgmma_tile; /* $SPLADE_LMHEAD_WGMMA_TILE */
@@ -366,7 +328,6 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
         pr->atomic_out = best_split > 1;
         pr->group = group;
         pr->nvt = nvt;
-        pr->ws_lag = ws_lag();
     }
     return SPLADE_OK;
 }
@@ -381,20 +342,19 @@ int fused_run(splade_fused_path want, const splade_lmhead_args *a, cudaStream_t 
     if (pr.atomic_out)
         CUDA_TRY(cudaMemsetAsync(a->out, 0, sizeof(float) * (size_t)a->B * a->V, stream));
     if (pl.path == SPLADE_FUSED_WGMMA) {
-        const int ws = ws_choice();
         if (pl.tile == TMA_128x256 || pl.tile == TMA_256x128) {
             st = pl.tile == TMA_128x256 ? tma_launch<1, 256>(pl.grid, pr, a->H_rows, stream)
                                         : tma_launch<2, 128>(pl.grid, pr, a->H_rows, stream);
             if (st)
                 return st;
         } else if (pl.tile == WG_128x256)
-            wg_launch<2, 1, 256>(pl.grid, pr, stream, ws);
+            wg_launch<2, 1, 256>(pl.grid, pr, stream);
         else if (pl.tile == WG_192x256)
-            wg_launch<3, 1, 256>(pl.grid, pr, stream, ws);
+            wg_launch<3, 1, 256>(pl.grid, pr, stream);
         else if (pl.tile == WG_192x256_PACK2)
-            wg_launch<3, 1, 256, true>(pl.grid, pr, stream, ws);
+            wg_launch<3, 1, 256, true>(pl.grid, pr, stream);
         else
-            wg_launch<2, 2, 128>(pl.grid, pr, stream, ws);
+            wg_launch<2, 2, 128>(pl.grid, pr, stream);
     } else {
         lmhead_mma_kernel<<<pl.grid, MMA_THREADS, MMA_SMEM, stream>>>(pr);
     }

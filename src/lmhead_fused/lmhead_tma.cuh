@@ -2,9 +2,9 @@
  * one producer thread, two consumer warpgroups running only wgmma and the max fold.
  *
  * Why: v5 (lmhead_wgmma.cuh) spends every thread on cp.async address arithmetic and a block-wide
- * barrier + proxy fence per K chunk; v6 (lmhead_ws.cuh) moved the copies to a producer warpgroup
- * and was slower, because 128 threads could not issue 48 KB of 16-byte copies per chunk fast
- * enough. Here one thread issues two bulk tensor copies per chunk (a W box and an H box) that land
+ * barrier + proxy fence per K chunk; v6 (warp-specialised, now only in tools/kernel_lab/lmhead_fused.cu)
+ * moved the copies to a producer warpgroup and was slower, because 128 threads could not issue 48 KB
+ * of 16-byte copies per chunk fast enough. Here one thread issues two bulk tensor copies per chunk (a W box and an H box) that land
  * already 128B-swizzled and complete on the slot's "full" mbarrier (transaction bytes), so the
  * consumers do no copy work and meet no block barrier.
  *
@@ -30,7 +30,6 @@
 
 #include "lmhead_fused/lmhead_common.cuh"
 #include "lmhead_fused/lmhead_wgmma.cuh"
-#include "lmhead_fused/lmhead_ws.cuh" /* mbarrier helpers */
 
 namespace splade_lm {
 
@@ -49,6 +48,27 @@ template <int WGM, int BN> struct TmaCfg {
 };
 
 #ifdef SPLADE_WGMMA_ENABLED
+/* mbarriers in shared memory (addresses from smem_u32): init with the arrivals a phase needs,
+ * arrive, and wait for the phase of the given parity to complete. */
+__device__ __forceinline__ void mbar_init(uint32_t a, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(a), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t a)
+{
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(a) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t a, uint32_t parity)
+{
+    asm volatile("{\n.reg .pred P1;\n"
+                 "LAB_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+                 "@P1 bra DONE;\n"
+                 "bra LAB_WAIT;\n"
+                 "DONE:\n}\n" ::"r"(a),
+                 "r"(parity)
+                 : "memory");
+}
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");

@@ -122,7 +122,7 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint
         wgmma_m64n128k16(d, da, db, scale_d);
 }
 
-/* One K chunk (64 columns) of a warpgroup's tile, shared by v5, v6 and v7: the warpgroup's WGM slices
+/* One K chunk (64 columns) of a warpgroup's tile, shared by v5 and v7 (and the kernel lab's v3, v4, v6): the warpgroup's WGM slices
  * of 64 W rows (A, at sA) times all BN H rows (B, at sB), 4 k16 steps, accumulating into d unless
  * kc == 0 (the first chunk of a row tile overwrites). Issued and committed as one group; the caller
  * waits (wgmma.wait_group) when it needs the smem slot or the accumulators. The register fences keep

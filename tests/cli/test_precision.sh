@@ -2,7 +2,7 @@
 # --precision bf16|fp32 on the commands that encode (build, encode, query): a bad value is a usage
 # error (exit 2) naming the flag, before any model is loaded; on the CPU both values are accepted
 # and give the very same vectors and index (the CPU always computes in fp32). The GPU side of fp32
-# is tested by tests/test_gpu_encoder_fp32.c. Uses cache/rand-h96 (written by `make models`).
+# is tested by tests/test_encoder_backends.c (gpu-fp32). Uses cache/rand-h96 (written by `make models`).
 set -u
 ROOT=$(pwd)
 BUILD=${BUILD:-build}
