@@ -206,11 +206,6 @@ static void test_settings_read_once(void **state)
     splade_settings_reload();
     assert_int_equal(splade_settings_get()->lmhead_group, 7);
     assert_int_equal(splade_settings_get()->gpu_ffn_chunk, 256);
-    /* retired knobs are not read: the attention kernel is v2 whatever SPLADE_GPU_ATTN says */
-    setenv("SPLADE_GPU_ATTN", "1", 1);
-    splade_settings_reload();
-    assert_int_equal(splade_settings_get()->gpu_attn, 2);
-    unsetenv("SPLADE_GPU_ATTN");
     unsetenv("SPLADE_LMHEAD_GROUP");
     unsetenv("SPLADE_GPU_FFN_CHUNK");
     splade_settings_reload();

@@ -19,8 +19,6 @@ typedef struct {
     int lmhead_cpu_blas;          /* SPLADE_LMHEAD_CPU=blas: OpenBLAS for the CPU LM head */
     int gpu_poison;               /* SPLADE_GPU_POISON=1: fill GPU buffers with 3.4e38 first */
     int gpu_gelu_erf;             /* SPLADE_GPU_GELU=erf: exact GELU kernel instead of cuBLASLt's tanh epilogue */
-    int gpu_attn;                 /* attention kernel version: always 2 (SPLADE_GPU_ATTN and v1 are gone:
-                                   * tools/kernel_lab/attention.cu); gpu_encoder.cu still passes it on */
     int gpu_gemm_tune;            /* SPLADE_GPU_GEMM_TUNE: -1 unset (on), 0 off, 1 on */
     int gpu_ffn_chunk;            /* SPLADE_GPU_FFN_CHUNK: FFN slice in tokens, rounded up to 128; 0: one slice */
     int gpu_fp32_compute_default; /* SPLADE_GPU_FP32_COMPUTE=default: no CUBLAS_COMPUTE_32F_PEDANTIC */

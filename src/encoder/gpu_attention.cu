@@ -277,11 +277,7 @@ int launch(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int h
 
 }  // namespace
 
-int attention_q_rows(int ver)
-{
-    (void)ver; /* v2 is the only kernel */
-    return kW2 * 16;
-}
+int attention_q_rows() { return kW2 * 16; }
 
 bool attention_supports(int head_dim) { return head_dim == 32 || head_dim == 64 || head_dim == 128; }
 
@@ -295,12 +291,9 @@ int attention_init(int head_dim)
     }
 }
 
-int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, int head_dim, int ver,
+int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, int head_dim,
               cudaStream_t s)
 {
-    if (ver != 2)
-        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: attention kernel v%d (only v2 is built; v1 is in "
-                           "tools/kernel_lab/attention.cu)", ver);
     if (n_tiles <= 0)
         return SPLADE_OK;
     if (heads > 65535 || (long long)n_tiles * heads > 0x7fffffffLL)

@@ -17,8 +17,8 @@
  * bias epilogue plus a separate in-place exact-erf pass (~1.5 ms more at B=128, S=256 on an H200).
  * docs/GPU_ENCODER.md gives the cost and the accuracy of each. The CPU path stays exact erf.
  *
- * SPLADE_GPU_ATTN=1 selects the previous attention kernel (64 query rows per block, K/V double
- * buffered) instead of the default (128 rows per block, a ring of K/V stages).
+ * Attention: 128 query rows per block and a ring of K/V stages (the 64-row v1 is in the kernel lab,
+ * tools/kernel_lab/attention.cu).
  *
  * SPLADE_GPU_FFN_CHUNK=N runs the FFN in slices of N tokens: the [slice, intermediate]
  * activation then no longer scales with the batch (less memory), at 1-3% of speed on an H200.
@@ -297,7 +297,7 @@ int encode_hidden_t(splade_gpu_encoder *g, const Batch &bt)
         if constexpr (kF32)
             TRY(splade_gpu::attention_f32(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, s));
         else
-            TRY(splade_gpu::attention(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, g->attn_ver, s));
+            TRY(splade_gpu::attention(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, s));
         TRY(prof_end(g));
         TRY(gemm(g, ctx, w.ao_w, w.ao_b, tmp, T, H, H, CUBLASLT_EPILOGUE_BIAS));
         TRY(prof_begin(g, SPLADE_GPU_PROF_NORM));
@@ -455,8 +455,7 @@ extern "C" int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead
     const splade_settings *knob = splade_settings_get();  // $SPLADE_GPU_* (src/common/settings.c)
     g->poison = knob->gpu_poison;
     g->gelu_tanh = !knob->gpu_gelu_erf;  // default: cuBLASLt's fused tanh GELU epilogue
-    g->attn_ver = knob->gpu_attn;
-    g->attn_q = splade_gpu::attention_q_rows(g->attn_ver);
+    g->attn_q = splade_gpu::attention_q_rows();
     if (g->fp32) {  // exact erf GELU and the fp32 attention's tiles, whatever the environment says
         g->gelu_tanh = false;
         g->attn_q = splade_gpu::attention_f32_q_rows();

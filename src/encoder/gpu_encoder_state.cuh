@@ -72,7 +72,6 @@ struct splade_gpu_encoder {
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
     int H, I, V, L, heads, hd, P;
     bool gelu_tanh;
-    int attn_ver;  // attention kernel version (SPLADE_GPU_ATTN, default 2)
     int attn_q;    // query rows per attention tile of that version
     int ffn_chunk;  // tokens per FFN slice (caps the [slice, I] intermediate); 0: whole batch
 

@@ -49,17 +49,15 @@ bool attention_supports(int head_dim);
 /* One-time per-process setup (raises the dynamic shared-memory limit where needed). */
 int attention_init(int head_dim);
 
-/* Query rows per tile (the q0 step of the tile list) of attention kernel `ver`. Only v2 (8 warps,
- * 128 query rows per tile, a ring of K/V stages) is built; v1 lives in tools/kernel_lab/attention.cu.
- * (`ver` stays in these signatures until gpu_encoder.cu stops passing settings' gpu_attn.) */
-int attention_q_rows(int ver);
+/* Query rows per tile (the q0 step of the tile list): 128 (8 warps, a ring of K/V stages; the
+ * earlier 64-row kernel, v1, lives in tools/kernel_lab/attention.cu). */
+int attention_q_rows();
 
 /* qkv bf16 [T, 3*H]: columns [Q | K | V], head h at h*head_dim within each third.
  * ctx bf16 [T, H]. tiles: device array of n_tiles descriptors. Softmax over the keys of
- * the query's own sequence only (no padding); flash-style: no score matrix in memory.
- * ver must be 2 (else SPLADE_ERR_UNSUPPORTED). */
+ * the query's own sequence only (no padding); flash-style: no score matrix in memory. */
 int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads,
-              int head_dim, int ver, cudaStream_t s);
+              int head_dim, cudaStream_t s);
 
 /* fp32 attention (gpu_attention_f32.cu, SPLADE_PRECISION_FP32): the same layout and tile list
  * with fp32 qkv [T, 3*H] and ctx [T, H]; SIMT FMAs, online softmax with expf, no score matrix

@@ -274,7 +274,7 @@ static double urand() /* [-1, 1) */
 }
 
 /* Query rows per tile of each variant: the q0 step of the tile list it reads. */
-static int q_rows(int v) { return v == 1 ? kAttnTile : splade_gpu::attention_q_rows(2); }
+static int q_rows(int v) { return v == 1 ? kAttnTile : splade_gpu::attention_q_rows(); }
 
 static std::vector<AttnTile> tile_list(const std::vector<int> &lens, int q)
 {
@@ -298,7 +298,7 @@ static void run_variant(int v, const bf16 *qkv, bf16 *ctx, const AttnTile *tiles
             v1::launch<64>(qkv, ctx, tiles, n_tiles, heads);
         else
             v1::launch<128>(qkv, ctx, tiles, n_tiles, heads);
-    } else if (splade_gpu::attention(qkv, ctx, tiles, n_tiles, heads, d, 2, 0) != 0) {
+    } else if (splade_gpu::attention(qkv, ctx, tiles, n_tiles, heads, d, 0) != 0) {
         fprintf(stderr, "attention v2 failed\n");
         exit(2);
     }
