@@ -222,9 +222,91 @@ int dev_info(DevInfo **out)
 
 int cdiv(int a, int b) { return (a + b - 1) / b; }
 
-/* Chooses the kernel, tile and sequence split. Slices per sequence are picked so that the
- * last wave of the persistent grid is as full as possible (splitting costs a memset and
- * atomics, so it must buy at least 2%). */
+/* The wgmma tile for these arguments: v7 (TMA, 256x128) when H's extent is known, else 192x256 (two
+ * sequences of <= 128 tokens to a 256-row tile: PACK2). SPLADE_LMHEAD_WGMMA_TILE overrides
+ * (benchmarks). -1 with the error recorded when the override cannot apply. */
+int pick_wgmma_tile(const DevInfo *di, const splade_lmhead_args *a)
+{
+    const int L = a->max_len > 0 ? a->max_len : 1;
+    /* v7 (TMA) needs H's extent for its tensor map and at least one 64-column box of D */
+    const int tma = di->tma && tma_choice() && a->H_rows > 0 && a->D >= 64;
+    /* v7: 256x128 measured faster than 128x256 at every benchmark shape (S = 128 .. 512,
+     * V = 30522 and 250002; bench/results/lmhead-2026-11-22.md), so it is the only default;
+     * without TMA, 192x256 (3 consumer warpgroups) moves the fewest L2 bytes per FLOP */
+    int tile = tma ? TMA_256x128 : L <= 128 ? WG_192x256_PACK2 : WG_192x256;
+    const char *env = splade_settings_get()->lmhead_wgmma_tile; /* $SPLADE_LMHEAD_WGMMA_TILE */
+    if (env && !strcmp(env, "128x256"))
+        tile = tma ? TMA_128x256 : WG_128x256;
+    else if (env && !strcmp(env, "192x256"))
+        tile = WG_192x256;
+    else if (env && !strcmp(env, "256x128"))
+        tile = tma ? TMA_256x128 : WG_256x128;
+    else if (env && !strcmp(env, "192x256p2")) {
+        if (L > 128)
+            return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: tile 192x256p2 needs max_len <= 128"), -1;
+        tile = WG_192x256_PACK2;
+    }
+    return tile;
+}
+
+/* Slices per sequence: the split that fills the last wave of the persistent grid best (`base`
+ * units per slice, ntmax row tiles per sequence, `slots` resident blocks). Splitting costs a memset
+ * and atomics, so a split must buy at least 2%. *tps: row tiles per slice. */
+int best_split(long long base, int ntmax, int slots, int *tps_out)
+{
+    int best = 1, best_tps = ntmax;
+    double best_eff = 0;
+    for (int ns = 1; ns <= ntmax; ns++) {
+        const int tps = cdiv(ntmax, ns), nsr = cdiv(ntmax, tps);
+        if (nsr != ns)
+            continue;
+        const long long units = base * ns;
+        const double waves = (double)((units + slots - 1) / slots);
+        const double eff = (double)base * ntmax / (waves * slots * tps);
+        if (eff > best_eff * (ns == 1 ? 1.0 : 1.02)) {
+            best_eff = eff;
+            best = ns;
+            best_tps = tps;
+        }
+    }
+    *tps_out = best_tps;
+    return best;
+}
+
+/* Raster group: sequences (PACK2: pairs) whose H tiles fill about a quarter of L2, so that a
+ * vocabulary sweep finds them there; $SPLADE_LMHEAD_GROUP overrides (tests, benchmarks). */
+int raster_group(const DevInfo *di, const splade_lmhead_args *a, int ntmax, int bn, int pack2)
+{
+    const double seq_bytes = (double)ntmax * bn * a->D * 2;
+    int group = (int)((di->l2 > 0 ? di->l2 / 4.0 : 12e6) / seq_bytes);
+    if (splade_settings_get()->lmhead_group > 0)
+        group = splade_settings_get()->lmhead_group;
+    const int nitems = pack2 ? (a->B + 1) / 2 : a->B;
+    return group < 1 ? 1 : group > nitems ? nitems : group;
+}
+
+void fill_problem(const splade_lmhead_args *a, const splade_lmhead_plan *pl, int tps, int nvt, Problem *pr)
+{
+    pr->H = static_cast<const __nv_bfloat16 *>(a->H);
+    pr->seq_start = a->seq_start;
+    pr->seq_len = a->seq_len;
+    pr->W = static_cast<const __nv_bfloat16 *>(a->W);
+    pr->bias = a->bias;
+    pr->out = a->out;
+    pr->B = a->B;
+    pr->D = a->D;
+    pr->V = a->V;
+    pr->KC = cdiv(a->D, BK);
+    pr->nsplit = pl->nsplit;
+    pr->tps = tps;
+    pr->nunits = pl->units;
+    pr->atomic_out = pl->nsplit > 1;
+    pr->group = pl->group;
+    pr->nvt = nvt;
+}
+
+/* Chooses the kernel, tile, sequence split and raster group (pl), and the kernel's arguments (pr,
+ * may be NULL). */
 int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead_plan *pl, Problem *pr)
 {
     DevInfo *di;
@@ -237,98 +319,34 @@ int make_plan(splade_fused_path want, const splade_lmhead_args *a, splade_lmhead
     if (path == SPLADE_FUSED_WGMMA && !di->wgmma)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: wgmma path needs a compute-capability 9.0 device "
                            "and a build with sm_90a code");
-    int bm, bn, slots, tile = -1;
+    int bm = MMA_BM, bn = MMA_BN, slots = di->sms * di->mma_blocks, tile = -1;
     if (path == SPLADE_FUSED_WGMMA) {
-        /* 192x256 (3 consumer warpgroups) moves the fewest L2 bytes per FLOP. Sequences of
-         * <= 128 tokens go two to a 256-row tile (PACK2: a segmented max over the halves).
-         * SPLADE_LMHEAD_WGMMA_TILE=128x256|192x256|256x128|192x256p2 overrides (benchmarks). */
-        const int L = a->max_len > 0 ? a->max_len : 1;
-        /* v7 (TMA) needs H's extent for its tensor map and at least one 64-column box of D */
-        const int tma = di->tma && tma_choice() && a->H_rows > 0 && a->D >= 64;
-        /* v7: 256x128 measured faster than 128x256 at every benchmark shape (S = 128 .. 512,
-         * V = 30522 and 250002; bench/results/lmhead-2026-11-22.md), so it is the only default */
-        if (tma)
-            tile = TMA_256x128;
-        else
-            tile = L <= 128 ? WG_192x256_PACK2 : WG_192x256;
-        const char *env = splade_settings_get()->lmhead_wgmma_tile; /* $SPLADE_LMHEAD_WGMMA_TILE */
-        if (env && !strcmp(env, "128x256"))
-            tile = tma ? TMA_128x256 : WG_128x256;
-        else if (env && !strcmp(env, "192x256"))
-            tile = WG_192x256;
-        else if (env && !strcmp(env, "256x128"))
-            tile = tma ? TMA_256x128 : WG_256x128;
-        else if (env && !strcmp(env, "192x256p2")) {
-            if (L > 128)
-                return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: tile 192x256p2 needs max_len <= 128");
-            tile = WG_192x256_PACK2;
-        }
+        if ((tile = pick_wgmma_tile(di, a)) < 0)
+            return SPLADE_ERR_UNSUPPORTED;
         bm = kTileBM[tile];
         bn = kTileBN[tile];
         slots = di->sms;
-    } else {
-        bm = MMA_BM;
-        bn = MMA_BN;
-        slots = di->sms * di->mma_blocks;
     }
     const int pack2 = tile == WG_192x256_PACK2;
     const int nvt = cdiv(a->V, bm);
     const int ntmax = (a->max_len > 0 && !pack2) ? cdiv(a->max_len, bn) : 1;
     const long long base = (long long)nvt * (pack2 ? (a->B + 1) / 2 : a->B); /* units per slice */
-    int best_split = 1, best_tps = ntmax;
-    double best_eff = 0;
-    for (int ns = 1; ns <= ntmax; ns++) {
-        const int tps = cdiv(ntmax, ns), nsr = cdiv(ntmax, tps);
-        if (nsr != ns)
-            continue;
-        const long long units = base * ns;
-        const double waves = (double)((units + slots - 1) / slots);
-        const double eff = (double)base * ntmax / (waves * slots * tps);
-        if (eff > best_eff * (ns == 1 ? 1.0 : 1.02)) {
-            best_eff = eff;
-            best_split = ns;
-            best_tps = tps;
-        }
-    }
-    const long long units = base * best_split;
+    int tps;
+    const int split = best_split(base, ntmax, slots, &tps);
+    const long long units = base * split;
     if (units > INT32_MAX)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "lmhead: %lld work units overflow", units);
     pl->path = path;
     pl->bm = bm;
     pl->bn = bn;
-    pl->nsplit = best_split;
+    pl->nsplit = split;
     pl->units = (int32_t)units;
-    pl->grid = (int32_t)(units < slots ? units : slots);
-    if (pl->grid < 1)
-        pl->grid = 1;
-    pl->launches = best_split > 1 ? 2 : 1;
+    pl->grid = units < 1 ? 1 : (int32_t)(units < slots ? units : slots);
+    pl->launches = split > 1 ? 2 : 1;
     pl->tile = tile;
-    /* raster group: sequences whose H tiles fill about a quarter of L2 */
-    const double seq_bytes = (double)ntmax * bn * a->D * 2;
-    int group = (int)((di->l2 > 0 ? di->l2 / 4.0 : 12e6) / seq_bytes);
-    if (splade_settings_get()->lmhead_group > 0) /* $SPLADE_LMHEAD_GROUP: override (tests, benchmarks) */
-        group = splade_settings_get()->lmhead_group;
-    const int nitems = pack2 ? (a->B + 1) / 2 : a->B; /* PACK2: the group counts pairs */
-    group = group < 1 ? 1 : group > nitems ? nitems : group;
-    pl->group = group;
-    if (pr) {
-        pr->H = static_cast<const __nv_bfloat16 *>(a->H);
-        pr->seq_start = a->seq_start;
-        pr->seq_len = a->seq_len;
-        pr->W = static_cast<const __nv_bfloat16 *>(a->W);
-        pr->bias = a->bias;
-        pr->out = a->out;
-        pr->B = a->B;
-        pr->D = a->D;
-        pr->V = a->V;
-        pr->KC = cdiv(a->D, BK);
-        pr->nsplit = best_split;
-        pr->tps = best_tps;
-        pr->nunits = pl->units;
-        pr->atomic_out = best_split > 1;
-        pr->group = group;
-        pr->nvt = nvt;
-    }
+    pl->group = raster_group(di, a, ntmax, bn, pack2);
+    if (pr)
+        fill_problem(a, pl, tps, nvt, pr);
     return SPLADE_OK;
 }
 
