@@ -41,7 +41,9 @@ typedef enum {
     SPLADE_ERR_NETWORK = -13,     /* download failed */
     SPLADE_ERR_DUPLICATE = -14,   /* duplicate document id */
     SPLADE_ERR_UNSUPPORTED = -15, /* valid input this build does not handle */
-    SPLADE_ERR_MISMATCH = -16     /* index built with another model / settings */
+    SPLADE_ERR_MISMATCH = -16,    /* index built with another model / settings */
+    SPLADE_ERR_CANCELLED = -17    /* the caller's cancel flag was set (splade_encoder_opts.cancel,
+                                     splade_ingest_opts.cancel, splade_builder_set_cancel) */
 } splade_status;
 
 /* Version of the library actually loaded (SPLADE_VERSION is the one compiled against). */

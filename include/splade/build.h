@@ -23,6 +23,11 @@ typedef struct {
      * done == total == the documents read. NULL: no calls. */
     splade_progress_fn progress;
     void *progress_user;
+    /* NULL (default): never cancelled. Else read between chunks of documents (splade_ingest_corpus;
+     * the encoder reads its own flag, splade_encoder_opts.cancel, between batches): once *cancel != 0
+     * the ingest returns SPLADE_ERR_CANCELLED, with the documents of the chunks before it in the
+     * builder; free it (nothing was written). */
+    const volatile int *cancel;
 } splade_ingest_opts;
 
 /* Fills *o with the defaults (no skipping, empty inputs refused, no progress callback). */

@@ -54,6 +54,11 @@ typedef struct {
     size_t cpu_batch_bytes;      /* CPU only: a forward's activations plus its [batch, vocab] output
                                     stay under this many bytes (a batch is run in consecutive parts,
                                     at least one sequence each); 0: SPLADE_CPU_BATCH_BYTES */
+    const volatile int *cancel;  /* NULL (default): never cancelled. Else read before each forward batch
+                                    (CPU and GPU): once *cancel != 0 the call in flight frees what it
+                                    produced and returns SPLADE_ERR_CANCELLED; the encoder stays usable
+                                    (clear the flag and call again). Set it from another thread or a
+                                    signal handler to stop a long call within one batch */
 } splade_encoder_opts;
 
 /* Fills *o with the defaults (every field documented above at its default value: device AUTO, bf16,
@@ -79,6 +84,19 @@ SPLADE_API int splade_encoder_create(const splade_model *model, const splade_enc
  * defined, usually small vector. Ill-formed UTF-8 bytes are dropped by the tokenizer. */
 SPLADE_API int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
                                      splade_sparse *out, int *n_truncated);
+
+/* Texts per splade_encoder_encode call of `splade-index encode` (TEXT arguments and --input) and, with
+ * the default --batch, of `build` (32 x 8): the unit in which texts are sorted by length into batches. */
+#define SPLADE_ENCODE_CHUNK 256
+
+/* splade_encoder_encode over consecutive groups of `chunk` texts (chunk <= 0: one group, i.e.
+ * splade_encoder_encode itself), into out[0..n) in order. Each call sorts its texts by length into
+ * batches, and a text's weights can differ in the last bit with the batch it lands in (the GEMM's
+ * shape picks the kernel), so the grouping is part of the result: chunk = SPLADE_ENCODE_CHUNK gives
+ * exactly the vectors `splade-index encode` prints, 0 those `query --queries` searches with. Token
+ * ids are held for one group at a time. On failure (or cancellation) nothing is left in out. */
+SPLADE_API int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                                             int chunk, splade_sparse *out, int *n_truncated);
 
 /* Encodes n token-id sequences (each with its own [CLS]/[SEP], at most the model's max
  * position): sequence i is ids[offsets[i] .. offsets[i+1]). Bypasses the tokenizer, for tests

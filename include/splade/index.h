@@ -88,6 +88,12 @@ SPLADE_API void splade_builder_set_threads(splade_index_builder *b, int threads)
  * $SOURCE_DATE_EPOCH, docs/FORMAT.md). */
 SPLADE_API void splade_builder_set_build_time(splade_index_builder *b, uint64_t unix_seconds);
 
+/* A flag splade_builder_write reads between its stages (before the inversion, after it, after the
+ * file is written, before the rename; NULL, the default: never). Once *cancel != 0 the write removes
+ * its temporary file and returns SPLADE_ERR_CANCELLED, the previous index untouched. A stage in flight
+ * (the inversion, the write, the fsync + verification) is not interrupted: the stop comes at its end. */
+SPLADE_API void splade_builder_set_cancel(splade_index_builder *b, const volatile int *cancel);
+
 SPLADE_API void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
 SPLADE_API uint32_t splade_builder_n_docs(const splade_index_builder *b);
 

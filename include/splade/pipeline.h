@@ -44,6 +44,14 @@ typedef struct {
 /* Fills *o with the defaults (the index's model, the CPU, bf16 where a GPU is asked for, no caps). */
 SPLADE_API void splade_query_encode_opts_init(splade_query_encode_opts *o);
 
+/* The model text queries of ix are encoded with, loaded into *out (splade_model_free): o->model when
+ * given (resolved through o->model_paths), else the folder the index records when it still exists, else
+ * the name it records resolved the same way. Fails with SPLADE_ERR_UNSUPPORTED for an index built from
+ * precomputed vectors (no model), SPLADE_ERR_NOT_FOUND naming both records when the model is gone, and
+ * SPLADE_ERR_MISMATCH when the model's fingerprint differs from the one stored in the index. o may be
+ * NULL (the index's model, no cache). The query functions below call it; so does the Python package. */
+SPLADE_API int splade_index_load_model(const splade_index *ix, const splade_query_encode_opts *o, splade_model **out);
+
 /* Encodes texts with the index's model (SPLADE_ERR_MISMATCH if the model's fingerprint differs from
  * the one stored in the index; SPLADE_ERR_UNSUPPORTED for an index built from --vectors). */
 SPLADE_API int splade_query_set_from_texts(splade_index *ix, const char *const *texts, int n,

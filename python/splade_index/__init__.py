@@ -12,10 +12,11 @@ from ._lib import version, path as library_path
 from .encoder import Encoder
 from .errors import (SpladeError, SpladeMemoryError, SpladeIOError, FormatError, ChecksumError, VersionError,
                      InvalidArgumentError, ModelError, GPUError, NotFoundError, NetworkError, DuplicateIdError,
-                     UnsupportedError, MismatchError)
+                     UnsupportedError, MismatchError, CancelledError)
 from .index import Index
 
 __version__ = "0.1.0"
 __all__ = ["Encoder", "Index", "version", "library_path", "SpladeError", "SpladeMemoryError", "SpladeIOError",
            "FormatError", "ChecksumError", "VersionError", "InvalidArgumentError", "ModelError", "GPUError",
-           "NotFoundError", "NetworkError", "DuplicateIdError", "UnsupportedError", "MismatchError"]
+           "NotFoundError", "NetworkError", "DuplicateIdError", "UnsupportedError", "MismatchError",
+           "CancelledError"]

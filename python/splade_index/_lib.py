@@ -63,11 +63,26 @@ class EncoderOpts(ctypes.Structure):  # splade_encoder_opts (include/splade/enco
     _fields_ = [("device", c_int), ("threads", c_int), ("max_length", c_int32), ("batch_size", c_int32),
                 ("lmhead", c_int), ("threshold", c_float), ("top_k", c_int32), ("quiet", c_int),
                 ("max_batch_tokens", c_int32), ("precision", c_int), ("gpu_dense_output", c_int),
-                ("cpu_batch_bytes", c_size_t)]
+                ("cpu_batch_bytes", c_size_t), ("cancel", c_void_p)]
 
 
 class ModelPaths(ctypes.Structure):  # splade_model_paths (include/splade/model.h)
     _fields_ = [("cache_dir", c_char_p), ("default_model", c_char_p), ("default_origin", c_char_p)]
+
+
+# splade_progress_fn (include/splade.h): called on the thread running the operation (a worker thread
+# of ours, which ctypes gives the GIL for the call)
+PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_uint64, c_uint64)
+
+
+class IngestOpts(ctypes.Structure):  # splade_ingest_opts (include/splade/build.h)
+    _fields_ = [("skip_invalid", c_int), ("allow_empty", c_int), ("skipped", c_uint32), ("progress", PROGRESS_FN),
+                ("progress_user", c_void_p), ("cancel", c_void_p)]
+
+
+class QueryEncodeOpts(ctypes.Structure):  # splade_query_encode_opts (include/splade/pipeline.h)
+    _fields_ = [("model", c_char_p), ("device", c_char_p), ("precision", c_char_p), ("threads", c_int),
+                ("model_paths", POINTER(ModelPaths)), ("max_batch_tokens", c_int32)]
 
 
 class Config(ctypes.Structure):  # splade_config (include/splade/model.h)
@@ -77,9 +92,6 @@ class Config(ctypes.Structure):  # splade_config (include/splade/model.h)
                 ("tie_word_embeddings", c_bool), ("do_lower_case", c_bool)]
 
 
-class Doc(ctypes.Structure):  # splade_doc (include/splade/corpus.h); void* so nothing is copied
-    _fields_ = [("id", c_void_p), ("title", c_void_p), ("body", c_void_p), ("text", c_void_p),
-                ("text_len", c_size_t), ("line", c_long)]
 
 
 class IndexInfo(ctypes.Structure):  # splade_index_info (include/splade/index.h)
@@ -106,6 +118,7 @@ class Hit(ctypes.Structure):  # splade_hit (include/splade/query.h)
 
 
 IX_HAS_MODEL = 2  # SPLADE_IX_HAS_MODEL
+ENCODE_CHUNK = 256  # SPLADE_ENCODE_CHUNK: texts per encoder call of `splade-index encode`
 ALGO_BMP = 3      # SPLADE_ALGO_BMP, the CLI's default
 DEVICE_CPU, DEVICE_CUDA = 1, 2
 
@@ -123,10 +136,12 @@ _SIGNATURES = {
     "splade_model_config": (P(Config), [c_void_p]),
     "splade_model_tokenizer": (c_void_p, [c_void_p]),
     "splade_model_fingerprint": (c_uint64, [c_void_p]),
+    "splade_model_dir": (c_char_p, [c_void_p]),
     "splade_parse_device": (c_int, [c_char_p, P(c_int)]),
     "splade_parse_precision": (c_int, [c_char_p, P(c_int)]),
+    "splade_encoder_opts_init": (None, [P(EncoderOpts)]),
     "splade_encoder_create": (c_int, [c_void_p, P(EncoderOpts), P(c_void_p)]),
-    "splade_encoder_encode": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_void_p, P(c_int)]),
+    "splade_encoder_encode_chunked": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_int, c_void_p, P(c_int)]),
     "splade_encoder_max_length": (c_int32, [c_void_p]),
     "splade_encoder_device": (c_int, [c_void_p]),
     "splade_encoder_free": (None, [c_void_p]),
@@ -134,10 +149,8 @@ _SIGNATURES = {
     "splade_sparse_from_pairs": (c_int, [c_void_p, c_void_p, c_int32, c_int32, P(Sparse)]),
     "splade_tokenize": (c_int, [c_void_p, c_char_p, c_size_t, c_int32, c_void_p, P(c_int32)]),
     "splade_tokenizer_token": (c_void_p, [c_void_p, c_int32]),
-    "splade_corpus_open": (c_int, [c_char_p, P(c_void_p)]),
-    "splade_corpus_next": (c_int, [c_void_p, P(Doc)]),
-    "splade_corpus_close": (None, [c_void_p]),
-    "splade_count_lines": (c_uint64, [c_char_p]),
+    "splade_ingest_opts_init": (None, [P(IngestOpts)]),
+    "splade_ingest_corpus": (c_int, [c_void_p, c_char_p, c_void_p, c_int, P(IngestOpts)]),
     "splade_builder_create": (c_int, [c_void_p, c_int32, c_void_p, P(c_void_p)]),
     "splade_builder_create_for_model": (c_int, [c_void_p, c_char_p, c_int32, P(c_void_p)]),
     "splade_builder_add_doc": (c_int, [c_void_p, c_char_p, c_void_p, c_void_p, c_void_p, c_long, P(c_uint32)]),
@@ -147,6 +160,10 @@ _SIGNATURES = {
     "splade_builder_add_truncated": (None, [c_void_p, c_uint32]),
     "splade_builder_write": (c_int, [c_void_p, c_char_p, P(BuildStats)]),
     "splade_builder_free": (None, [c_void_p]),
+    "splade_builder_lock": (c_int, [c_void_p, c_char_p]),
+    "splade_builder_set_cancel": (None, [c_void_p, c_void_p]),
+    "splade_query_encode_opts_init": (None, [P(QueryEncodeOpts)]),
+    "splade_index_load_model": (c_int, [c_void_p, P(QueryEncodeOpts), P(c_void_p)]),
     "splade_index_open": (c_int, [c_char_p, P(c_void_p)]),
     "splade_index_close": (None, [c_void_p]),
     "splade_index_get_info": (P(IndexInfo), [c_void_p]),
@@ -167,7 +184,7 @@ def check(rc):
     """Raises the SpladeError subclass of a negative status, with splade_error_detail()'s text.
 
     Call it right after the C call, on the same thread: the detail is thread-local in C and the next
-    failure on this thread replaces it."""
+    failure on this thread replaces it (a call run on a worker thread is checked there: _call.py)."""
     if rc < 0:
         detail = (lib.splade_error_detail() or b"").decode("utf-8", "replace")
         raise_for_status(rc, lib.splade_strerror(rc).decode(), detail)

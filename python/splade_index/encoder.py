@@ -6,13 +6,13 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from . import _lib
+from . import _call, _lib
 from ._lib import lib, check, byref
 
-# Texts handed to the library per call: the CLI's chunk (src/cli/cmd_encode.c CHUNK, and the
-# build's 32 x 8), so that the vectors are the ones the CLI prints. Between two calls Python
-# handles signals: Ctrl-C stops a long encode after the chunk in flight.
-CHUNK = 256
+# The unit in which the library sorts texts by length into batches: `splade-index encode`'s
+# (SPLADE_ENCODE_CHUNK, src/cli/cmd_encode.c; the build's 32 x 8), so that the vectors are the ones
+# the CLI prints. All texts still go to the library in one call (splade_encoder_encode_chunked).
+CHUNK = _lib.ENCODE_CHUNK
 
 
 def as_bytes(text):
@@ -65,16 +65,20 @@ def _model_paths():
 class Model:
     """A loaded model folder (splade_model): shared by the encoders made from it."""
 
-    def __init__(self, model):
-        buf = ctypes.create_string_buffer(4096)
-        arg = None if model is None else os.fsencode(model)
-        check(lib.splade_model_resolve(arg, byref(_model_paths()), buf, len(buf)))
-        self.dir = buf.value.decode()
-        self.ptr = ctypes.c_void_p()
-        check(lib.splade_model_load(buf.value, byref(self.ptr)))
-        self.vocab_size = lib.splade_model_config(self.ptr).contents.vocab_size
-        self.fingerprint = lib.splade_model_fingerprint(self.ptr)
-        self.tokenizer = lib.splade_model_tokenizer(self.ptr)
+    def __init__(self, model, ptr=None):
+        """model: a folder, ORG/NAME or None, resolved as the CLI resolves --model; or ptr: a
+        splade_model* the library loaded (splade_index_load_model), owned from now on."""
+        if ptr is None:
+            buf = ctypes.create_string_buffer(4096)
+            arg = None if model is None else os.fsencode(model)
+            check(lib.splade_model_resolve(arg, byref(_model_paths()), buf, len(buf)))
+            ptr = ctypes.c_void_p()
+            check(lib.splade_model_load(buf.value, byref(ptr)))
+        self.ptr = ptr  # splade_model is opaque: read through its accessors
+        self.dir = os.fsdecode(lib.splade_model_dir(ptr))
+        self.vocab_size = lib.splade_model_config(ptr).contents.vocab_size
+        self.fingerprint = lib.splade_model_fingerprint(ptr)
+        self.tokenizer = lib.splade_model_tokenizer(ptr)
 
     def token(self, i):
         p = lib.splade_tokenizer_token(self.tokenizer, i)
@@ -102,10 +106,14 @@ class Encoder:
 
     def __init__(self, model=None, device="auto", precision="bf16", threads=None, max_length=256, batch_size=None):
         self._args = (model, device, precision, threads, max_length, batch_size)
-        self.model_name = model
-        self._model = Model(model)
-        self._opts = _lib.EncoderOpts(threads=threads or 0, max_length=max_length or 0, quiet=1)
-        self._opts.batch_size = batch_size or 0
+        self.model_name = model.dir if isinstance(model, Model) else model
+        self._model = model if isinstance(model, Model) else Model(model)
+        # set on Ctrl-C while a call of this encoder runs (_call.py); every C encoder below reads it
+        self._cancel = _call.Flag()
+        self._opts = _lib.EncoderOpts()
+        lib.splade_encoder_opts_init(byref(self._opts))
+        self._opts.threads, self._opts.max_length, self._opts.quiet = threads or 0, max_length or 0, 1
+        self._opts.batch_size, self._opts.cancel = batch_size or 0, self._cancel.address
         dev, prec = ctypes.c_int(), ctypes.c_int()
         check(lib.splade_parse_device(device.encode() if device else None, byref(dev)))
         check(lib.splade_parse_precision(precision.encode() if precision else None, byref(prec)))
@@ -151,23 +159,27 @@ class Encoder:
             self._vocab = [self._model.token(i) for i in range(self._model.vocab_size)]
         return self._vocab
 
-    def encode_chunk(self, texts, batch_size=None, threads=None):
-        """Encodes at most a chunk of byte strings in one C call. Returns (ctypes array of splade_sparse
-        the caller must free with free_rows, count, texts cut at max_length)."""
+    def _c_encode(self, h, texts, chunk):
+        """One C call encoding byte strings `chunk` at a time (0: all together). Returns (ctypes array of
+        splade_sparse the caller frees with free_rows, count, texts cut at max_length); on failure
+        the library has freed every row. Runs on the worker thread of _call.run."""
         n = len(texts)
         ptrs = (ctypes.c_char_p * max(n, 1))(*texts)
         lens = (ctypes.c_size_t * max(n, 1))(*map(len, texts))
         vecs = (_lib.Sparse * max(n, 1))()
         cut = ctypes.c_int()
-        h = self._handle(batch_size, threads)
-        with self._lock:
-            rc = lib.splade_encoder_encode(h, ptrs, lens, n, vecs, byref(cut)) if n else 0
-            if rc < 0:
-                try:
-                    check(rc)  # same thread, right after the call: the detail is still this call's
-                finally:
-                    _free_sparse(vecs, n)
+        if n:
+            check(lib.splade_encoder_encode_chunked(h, ptrs, lens, n, chunk, vecs, byref(cut)))
         return vecs, n, cut.value
+
+    def _rows(self, texts, chunk=CHUNK, batch_size=None, threads=None):
+        """encode() without the CSR copy: (C rows, count, truncated), freed by free_rows. Ctrl-C sets
+        the encoder's cancel flag (the library stops before its next batch) and raises
+        KeyboardInterrupt with nothing left allocated."""
+        h = self._handle(batch_size, threads)
+        with self._lock:  # Ctrl-C while waiting for another thread's call raises here, flag untouched
+            return _call.run(lambda: self._c_encode(h, texts, int(chunk or 0)), flags=(self._cancel,),
+                             free=lambda r: _free_sparse(r[0], r[1]))
 
     free_rows = staticmethod(_free_sparse)
 
@@ -178,28 +190,23 @@ class Encoder:
         --top-k / --threshold. Texts longer than max_length tokens are truncated; the count of
         the last call is in .last_truncated.
 
-        chunk: texts per library call (Ctrl-C is handled between two). The CPU encoder batches texts
-        of similar length together, and a text's weights can differ in the last bit with the
-        batch it lands in; chunk=256 (default) gives exactly `splade-index encode --input`'s vectors,
-        chunk=None (one call) exactly those `splade-index query --queries` searches with."""
+        All texts go to the library in one call, which sorts them by length into batches `chunk`
+        texts at a time. A text's weights can differ in the last bit with the batch it lands in, so
+        chunk=256 (default) gives exactly `splade-index encode`'s vectors, chunk=None (one group)
+        exactly those `splade-index query --queries` searches with. Ctrl-C stops the call before
+        its next batch (KeyboardInterrupt)."""
         if isinstance(texts, (str, bytes)):
             texts = [texts]
         data = [as_bytes(t) for t in texts]
-        parts, truncated = [], 0
-        step = chunk or max(len(data), 1)
-        for start in range(0, len(data), step):
-            vecs, n, cut = self.encode_chunk(data[start:start + step], batch_size)
-            truncated += cut
-            try:
-                if threshold is not None or top_k:
-                    self._select(vecs, n, threshold, top_k)
-                parts.append(sparse_rows_to_csr(vecs, n, self.vocab_size))
-            finally:
-                _free_sparse(vecs, n)
-        self.last_truncated = truncated
-        if not parts:
-            return sp.csr_matrix((0, self.vocab_size), dtype=np.float32)
-        return parts[0] if len(parts) == 1 else sp.vstack(parts, format="csr", dtype=np.float32)
+        vecs, n, cut = self._rows(data, chunk, batch_size)
+        try:
+            if threshold is not None or top_k:
+                self._select(vecs, n, threshold, top_k)
+            X = sparse_rows_to_csr(vecs, n, self.vocab_size)
+        finally:
+            _free_sparse(vecs, n)
+        self.last_truncated = cut
+        return X
 
     @staticmethod
     def _select(vecs, n, threshold, top_k):

@@ -66,10 +66,15 @@ class MismatchError(SpladeError, ValueError):
     """SPLADE_ERR_MISMATCH: an index built with another model or settings."""
 
 
+class CancelledError(SpladeError):
+    """SPLADE_ERR_CANCELLED: a call stopped by its cancel flag. The package sets the flag on Ctrl-C and
+    raises KeyboardInterrupt instead, so user code sees this only from a flag of its own."""
+
+
 _BY_STATUS = {-1: SpladeMemoryError, -2: SpladeIOError, -3: FormatError, -4: InvalidArgumentError, -5: ModelError,
               -6: FormatError, -7: GPUError, -8: GPUError, -9: GPUError, -10: ChecksumError, -11: VersionError,
               -12: NotFoundError, -13: NetworkError, -14: DuplicateIdError, -15: UnsupportedError,
-              -16: MismatchError}
+              -16: MismatchError, -17: CancelledError}
 
 
 def raise_for_status(status, reason, detail):

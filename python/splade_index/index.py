@@ -7,12 +7,13 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from . import _lib
+from . import _call, _lib
 from ._lib import lib, check, byref
-from .encoder import Encoder, as_bytes
-from .errors import MismatchError, NotFoundError, UnsupportedError, InvalidArgumentError
+from .encoder import Encoder, Model, as_bytes, _model_paths
+from .errors import CancelledError, NotFoundError, InvalidArgumentError
 
-# Queries per splade_search_batch call: Ctrl-C is handled between two of them.
+# Queries per splade_search_batch call: a larger batch runs on a worker thread (_call.py) and Ctrl-C
+# stops it between two calls.
 SEARCH_CHUNK = 4096
 # Rows of vectors per progress report when building from vectors.
 VECTOR_CHUNK = 65536
@@ -83,9 +84,12 @@ class _Builder:
     def set_vector(self, doc, terms, weights, n):
         check(lib.splade_builder_set_vector(self.h, doc, terms, weights, n))
 
-    def write(self, path, threads, keep_order):
+    def write(self, path, threads, keep_order, cancel):
+        """Inverts, writes and installs (the library's atomic install); cancel (a _call.Flag) is read
+        between the write's stages. Runs on a worker thread: statuses are checked there."""
         lib.splade_builder_keep_order(self.h, int(bool(keep_order)))
         lib.splade_builder_set_threads(self.h, int(threads or 0))
+        lib.splade_builder_set_cancel(self.h, cancel.address)
         st = _lib.BuildStats()
         check(lib.splade_builder_write(self.h, os.fsencode(path), byref(st)))
         return {name: getattr(st, name) for name, _ in st._fields_}
@@ -152,8 +156,11 @@ class Index:
             vocabulary when model is given (text queries then work), else of vocab (V tokens;
             default: "0", "1", ...).
         threads: encoder and inversion threads (None: all cores). progress: None, True (tqdm) or a
-            callable(done, total). The previous index at PATH stays until the new one is complete
-            and verified. Ctrl-C stops between two chunks of documents (none is written then).
+            callable(done, total), called on the thread running the build (not the caller's).
+            The previous index at PATH stays until the new one is complete and verified. Ctrl-C
+            (KeyboardInterrupt) stops the build within one encoder batch, or at the end of the
+            write's stage in flight (inversion, write, verification); the previous index stays and
+            no temporary file is left.
         """
         if (corpus is None) == (vectors is None):
             raise TypeError("Index.build: give corpus=PATH or vectors=csr_matrix (with ids=)")
@@ -179,43 +186,43 @@ class Index:
 
     @classmethod
     def _build_corpus(cls, path, corpus, enc, model, threads, batch_size, keep_order, update):
-        """src/index/ingest_corpus.c's loop, driven from Python so that progress is reported and
-        Ctrl-C is handled between chunks: the same chunks (the CLI's batch x 8), hence the same index."""
-        reader = ctypes.c_void_p()
-        check(lib.splade_corpus_open(corpus, byref(reader)))
-        try:
-            create = lambda out: lib.splade_builder_create_for_model(enc._model.ptr, cls._model_name(model),
-                                                                     enc.max_length, out)
-            with _Builder(create) as b:
-                total = lib.splade_count_lines(corpus)
-                cap = (batch_size or 32) * 8
-                texts, docs, done = [], [], 0
-                d = _lib.Doc()
-                while True:
-                    got = check(lib.splade_corpus_next(reader, byref(d)))
-                    if got:
-                        docs.append(b.add_doc(corpus, d.id, d.title, d.body, d.line))
-                        texts.append(ctypes.string_at(d.text, d.text_len))
-                    if texts and (len(texts) == cap or not got):
-                        cls._flush(b, enc, texts, docs, batch_size, threads)
-                        done += len(texts)
-                        texts, docs = [], []
-                        update(done, total)
-                    if not got:
-                        break
-                return b.write(path, threads, keep_order)
-        finally:
-            lib.splade_corpus_close(reader)
+        """`splade-index build CORPUS` in one library call, splade_ingest_corpus (the CLI's chunks: batch
+        x 8 documents per encoder call, hence the same index), then the write, on a worker thread.
+        Progress comes from the library's callback on that thread; Ctrl-C sets the encoder's flag,
+        which the encoder (between batches), the ingest (between chunks) and the write (between
+        stages) read. A callback that raises stops the build the same way and its exception is
+        re-raised here."""
+        raised = []
 
-    @staticmethod
-    def _flush(b, enc, texts, docs, batch_size, threads):
-        vecs, n, cut = enc.encode_chunk(texts, batch_size, threads)
-        try:
-            for i in range(n):
-                b.set_vector(docs[i], vecs[i].terms, vecs[i].weights, vecs[i].n)
-        finally:
-            enc.free_rows(vecs, n)
-        lib.splade_builder_add_truncated(b.h, cut)
+        def progress(user, stage, done, total):
+            try:
+                update(done, total)
+            except BaseException as e:  # noqa: B902 - re-raised once the library has stopped
+                raised.append(e)
+                enc._cancel.set()
+        callback = _lib.PROGRESS_FN(progress)  # referenced until the call returns
+        io = _lib.IngestOpts()
+        lib.splade_ingest_opts_init(byref(io))
+        io.progress, io.cancel = callback, enc._cancel.address
+        h = enc._handle(batch_size, threads)
+        chunk = (batch_size or 32) * 8  # src/cli/cmd_build.c
+        create = lambda out: lib.splade_builder_create_for_model(enc._model.ptr, cls._model_name(model),
+                                                                 enc.max_length, out)
+
+        def work():
+            with _Builder(create) as b:
+                check(lib.splade_builder_lock(b.h, os.fsencode(path)))  # a second build fails now
+                check(lib.splade_ingest_corpus(b.h, corpus, h, chunk, byref(io)))
+                return b.write(path, threads, keep_order, enc._cancel)
+        with enc._lock:
+            try:
+                return _call.run(work, flags=(enc._cancel,))
+            except CancelledError:
+                if raised:
+                    raise raised[0] from None
+                raise
+            finally:
+                enc._cancel.clear()
 
     @classmethod
     def _build_vectors(cls, path, vectors, ids, titles, texts, model, vocab, threads, keep_order, update, device,
@@ -249,6 +256,7 @@ class Index:
             arr = (ctypes.c_char_p * max(n_cols, 1))(*tokens)
             create = lambda out: lib.splade_builder_create(arr, n_cols, None, out)
         with _Builder(create) as b:
+            check(lib.splade_builder_lock(b.h, os.fsencode(path)))  # as the CLI: a second build fails now
             ip, dp, indptr = x.indices.ctypes.data, x.data.ctypes.data, x.indptr
             for i in range(n):
                 doc_id = ids[i] if isinstance(ids[i], (str, bytes)) else str(ids[i])
@@ -259,7 +267,8 @@ class Index:
                 if (i + 1) % VECTOR_CHUNK == 0:
                     update(i + 1, n)
             update(n, n)
-            return b.write(path, threads, keep_order)
+            cancel = _call.Flag()
+            return _call.run(lambda: b.write(path, threads, keep_order, cancel), flags=(cancel,))
 
     # ---- reading ----
 
@@ -306,24 +315,19 @@ class Index:
     # ---- searching ----
 
     def _query_encoder(self):
-        """The model the index was built with (src/query/query_encode.c's choice), loaded once."""
+        """The model text queries are encoded with, loaded once: splade_index_load_model, the library's
+        choice for `splade-index query` (the override, else the folder the index records, else its
+        name; the fingerprint must match the index's)."""
         if self._qenc is None:
-            info = self.info
-            if not info["flags"] & _lib.IX_HAS_MODEL:
-                raise UnsupportedError("unsupported: this index was built from precomputed vectors (no model): "
-                                       "search it with a csr_matrix of query vectors", -15, "unsupported")
-            model = self._model
-            if model is None:
-                model = info["model_dir"] if info["model_dir"] and os.path.isdir(info["model_dir"]) \
-                    else (info["model_name"] or None)
-            enc = Encoder(model, device=self._device, precision=self._precision, threads=self._threads,
-                          max_length=info["max_length"])
-            if enc._model.fingerprint != info["fingerprint"]:
-                detail = (f"the index was built with model \"{info['model_name']}\" ({info['model_dir']}, fingerprint "
-                          f"{info['fingerprint']:016x}) but {enc.model_dir} has fingerprint "
-                          f"{enc._model.fingerprint:016x}: rebuild the index or pass the right model")
-                raise MismatchError("index built with another model: " + detail, -16, "mismatch", detail)
-            self._qenc = enc
+            o = _lib.QueryEncodeOpts()
+            lib.splade_query_encode_opts_init(byref(o))
+            paths = _model_paths()  # referenced until the call returns
+            o.model = None if self._model is None else os.fsencode(self._model)
+            o.model_paths = ctypes.pointer(paths)
+            ptr = ctypes.c_void_p()
+            check(lib.splade_index_load_model(self._h, byref(o), byref(ptr)))
+            self._qenc = Encoder(Model(None, ptr=ptr), device=self._device, precision=self._precision,
+                                 threads=self._threads, max_length=self.info["max_length"])
         return self._qenc
 
     def _encode_queries(self, texts):
@@ -339,21 +343,30 @@ class Index:
         index's term ids (Encoder.encode's output for an index of that model). ids: object array of
         str; scores: float64, what the CLI prints in TREC runs. A query with fewer than k matching
         documents is padded with "" and -inf. threads: search threads (None: all cores); results
-        do not depend on it. Ctrl-C is handled between chunks of 4,096 queries, and for texts after
-        they are encoded (in one call, as the CLI does: see Encoder.encode's chunk)."""
+        do not depend on it. Ctrl-C stops the encoding of text queries before its next batch (they
+        are encoded in one group, as the CLI does: see Encoder.encode's chunk) and a search of more
+        than 4,096 queries between two library calls of 4,096."""
         if k < 1:
             raise InvalidArgumentError(f"k must be >= 1, got {k}")
         if isinstance(queries, (str, bytes)):
             queries = [queries]
         x = _as_csr(queries, "queries") if sp.issparse(queries) else self._encode_queries(queries)
-        ids, scores = [], []
-        for s in range(0, x.shape[0], SEARCH_CHUNK):
-            i, sc = self._search_chunk(x[s:s + SEARCH_CHUNK] if x.shape[0] > SEARCH_CHUNK else x, k, threads)
-            ids.append(i)
-            scores.append(sc)
-        if not ids:
+        if x.shape[0] == 0:
             return np.empty((0, k), dtype=object), np.empty((0, k), dtype=np.float64)
-        return (ids[0], scores[0]) if len(ids) == 1 else (np.concatenate(ids), np.concatenate(scores))
+        if x.shape[0] <= SEARCH_CHUNK:  # one C call of at most a few seconds: no thread to start
+            return self._search_chunk(x, k, threads)
+        stop = _call.Flag()  # read here between two C calls (the searcher has no flag of its own)
+
+        def work():
+            ids, scores = [], []
+            for s in range(0, x.shape[0], SEARCH_CHUNK):
+                if stop.is_set():
+                    return None
+                i, sc = self._search_chunk(x[s:s + SEARCH_CHUNK], k, threads)
+                ids.append(i)
+                scores.append(sc)
+            return np.concatenate(ids), np.concatenate(scores)
+        return _call.run(work, flags=(stop,))
 
     def _search_chunk(self, x, k, threads):
         nq, n_terms = x.shape[0], self.info["n_terms"]

@@ -11,7 +11,8 @@ from conftest import REPO
 
 STRUCTS = {  # ctypes class name -> C type name
     "Sparse": "splade_sparse", "EncoderOpts": "splade_encoder_opts", "Config": "splade_config",
-    "Doc": "splade_doc", "IndexInfo": "splade_index_info",
+    "IndexInfo": "splade_index_info", "IngestOpts": "splade_ingest_opts",
+    "QueryEncodeOpts": "splade_query_encode_opts",
     "BuildStats": "splade_build_stats", "Qvec": "splade_qvec", "Hit": "splade_hit"}
 
 
@@ -22,7 +23,8 @@ def test_struct_layouts_match_headers(tmp_path):
         pytest.skip("no C compiler")
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "splade.h"', '#include "splade/encoder.h"',
              '#include "splade/index.h"', '#include "splade/query.h"', '#include "splade/corpus.h"',
-             '#include "splade/model.h"', "int main(void) {"]
+             '#include "splade/model.h"', '#include "splade/build.h"', '#include "splade/pipeline.h"',
+             "int main(void) {"]
     want = []
     for py, c in STRUCTS.items():
         cls = getattr(_lib, py)

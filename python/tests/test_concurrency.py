@@ -100,8 +100,8 @@ def test_spawned_worker_reopens_and_searches(example_index):
 
 
 def test_ctrl_c_stops_a_long_encode(encoder):
-    """SIGINT during a long encode raises KeyboardInterrupt after the chunk in flight, and the
-    encoder works afterwards."""
+    """SIGINT during a long encode (one library call) raises KeyboardInterrupt before the encoder's
+    next batch, and the encoder works afterwards (in-process; test_cancel.py runs a child process)."""
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
     texts = ["the quick brown fox jumps over the lazy dog " * 6] * 20000
@@ -115,6 +115,6 @@ def test_ctrl_c_stops_a_long_encode(encoder):
     encoder.encode(texts[:256])
     chunk = time.perf_counter() - one
     timer.cancel()
-    # stopped within the chunk in flight (plus slack for a loaded machine), far from all 79 chunks
+    # stopped within a chunk's time (plus slack for a loaded machine), far from all 79 chunks' work
     assert stopped < 0.3 + 3 * chunk + 1.0, (stopped, chunk)
     assert (encoder.encode(QUERIES) != encoder.encode(QUERIES)).nnz == 0

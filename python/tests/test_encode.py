@@ -1,7 +1,9 @@
 """Encoder against the CLI: same vectors, same tokens, same index."""
+import ctypes
 import filecmp
 import json
 import os
+import random
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,41 +13,86 @@ from conftest import EXAMPLE, MODEL, cli, doc_text, read_jsonl
 CORPUS = os.path.join(EXAMPLE, "corpus.jsonl")
 
 
+_strtof = ctypes.CDLL(None).strtof  # the C library's parser: the CLI's own round trip (cmd_encode.c)
+_strtof.restype, _strtof.argtypes = ctypes.c_float, [ctypes.c_char_p, ctypes.c_void_p]
+
+
+def f32_bits(text):
+    """The float32 a printed weight reads back to (strtof, as the CLI checked), as its bit pattern."""
+    return np.float32(_strtof(text.encode(), None)).view(np.uint32)
+
+
 def cli_vectors(*args):
-    """`splade-index encode` output: [(id, [(token, weight as printed)])], the literal text of each
-    weight kept (json's parse_float=str)."""
+    """`splade-index encode` output: [(id, [(token, float32 bits)])]. The CLI prints each weight with
+    the shortest of %.6g .. %.9g that strtof reads back to the same float32, so the bits are exact."""
     out = cli("encode", "--model", MODEL, "--device", "cpu", "--quiet", *args).stdout
-    rows = [json.loads(line, parse_float=str, object_pairs_hook=list) for line in out.splitlines()]
-    return [(dict(r)["id"], dict(r)["vector"]) for r in rows]
+    rows = [json.loads(line, parse_float=str, parse_int=str, object_pairs_hook=list) for line in out.splitlines()]
+    return [(dict(r)["id"], [(tok, f32_bits(w)) for tok, w in dict(r)["vector"]]) for r in rows]
 
 
-def python_printed(encoder, row):
-    """A row as the CLI prints it: tokens by ascending id, weights with %.6g (cmd_encode.c)."""
+def python_rows(encoder, X):
+    """Python's rows in the CLI's shape: tokens by ascending id, float32 bits."""
     vocab = encoder.vocab
-    return [(vocab[t], "%.6g" % w) for t, w in zip(row.indices, row.data)]
+    return [[(vocab[t], w) for t, w in zip(X[i].indices, X[i].data.view(np.uint32))] for i in range(X.shape[0])]
 
 
-def test_encode_equals_cli_output(encoder):
-    """Every term and every printed weight of every document of data/example. The CLI prints weights
-    with %.6g (6 significant digits, float32 needs 9), so this compares what it prints; the
-    index route below compares the full-precision vectors through the index file."""
+def assert_same_vectors(encoder, X, want):
+    assert isinstance(X, sp.csr_matrix) and X.dtype == np.float32 and X.shape == (len(want), encoder.vocab_size)
+    got = python_rows(encoder, X)
+    for i, (_, vec) in enumerate(want):
+        assert got[i] == vec, f"text {i}: first difference at " + str(
+            next((j, a, b) for j, (a, b) in enumerate(zip(got[i] + [None] * len(vec), vec + [None] * len(got[i])))
+                 if a != b))
+
+
+def test_encode_equals_cli_bit_for_bit(encoder):
+    """Every term and the exact float32 of every weight of every document of data/example."""
     docs = read_jsonl(CORPUS)
     X = encoder.encode([doc_text(d) for d in docs])
-    assert isinstance(X, sp.csr_matrix) and X.dtype == np.float32 and X.shape == (len(docs), encoder.vocab_size)
     want = cli_vectors("--input", CORPUS)
     assert [i for i, _ in want] == [d["_id"] for d in docs]
-    for i, (_, vec) in enumerate(want):
-        assert python_printed(encoder, X[i]) == vec, f"document {i}"
+    assert_same_vectors(encoder, X, want)
+
+
+def random_texts(n, seed):
+    """Texts of vocabulary words, accented and non-Latin letters, CJK, emoji, combining marks,
+    punctuation and whitespace, of lengths from empty to far beyond max_length."""
+    rng = random.Random(seed)
+    words = ["protein", "folding", "cell", "the", "of", "black", "hole", "naïve", "café", "Ünïcödé", "日本語",
+             "中文", "한국어", "Ελληνικά", "кириллица", "עברית", "العربية", "e\u0301", "😀", "👩‍🔬", "ﬁ", "Å",
+             "...", "--", "(x)", "[MASK]", "[CLS]", "##ing", "3.14", "1,000", "\t", "\u00a0", "x" * 40]
+    texts = ["", " ", "\n\t "]
+    while len(texts) < n:
+        k = rng.choice([1, 3, 10, 40, 120, 400, 700])
+        texts.append(" ".join(rng.choice(words) for _ in range(k)))
+    rng.shuffle(texts)
+    return texts
+
+
+def test_encode_random_texts_equal_cli_bit_for_bit(encoder, tmp_path):
+    """300 random texts (over one CLI chunk of 256, so the chunking is exercised; empty, unicode, and
+    texts truncated at max_length among them), through `encode --input` and as TEXT arguments."""
+    texts = random_texts(300, seed=10)
+    with open(tmp_path / "t.jsonl", "w", encoding="utf-8") as f:
+        for i, t in enumerate(texts):
+            f.write(json.dumps({"_id": f"t{i}", "title": "", "text": t}, ensure_ascii=False) + "\n")
+    X = encoder.encode(texts)
+    assert encoder.last_truncated > 0 and X[texts.index("")].nnz > 0
+    want = cli_vectors("--input", str(tmp_path / "t.jsonl"))
+    assert [i for i, _ in want] == [f"t{i}" for i in range(len(texts))]
+    assert_same_vectors(encoder, X, want)
+    assert_same_vectors(encoder, X, cli_vectors("--", *texts))  # arguments: the same chunks of 256
+    # one group (query --queries' grouping) is another batching: the same vectors up to the last bits
+    Y = encoder.encode(texts, chunk=None)
+    assert abs(Y - X).max() <= 1e-5 * X.max()
 
 
 def test_encode_top_k_threshold_equal_cli(encoder):
     texts = ["a black hole swallows light", "the ocean tides follow the moon", ""]
     for k, t in ((5, None), (None, 0.5), (3, 0.8)):
         args = (["--top-k", str(k)] if k else []) + (["--threshold", str(t)] if t is not None else [])
-        want = cli_vectors(*args, *texts)
         X = encoder.encode(texts, top_k=k, threshold=t)
-        for i in range(len(texts)):
-            assert python_printed(encoder, X[i]) == want[i][1], (k, t, i)
+        assert_same_vectors(encoder, X, cli_vectors(*args, *texts))
         if k:
             assert np.diff(X.indptr).max() <= k
 

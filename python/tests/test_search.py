@@ -108,3 +108,22 @@ def test_doc_len_and_missing_id(example_index):
         ix.doc("nope")
     ids, scores = ix.search("volcano", k=60)  # more than the 40 documents
     assert ids.shape == (1, 60) and ids[0, -1] == "" and np.isneginf(scores[0, -1])
+
+
+def test_large_batch_runs_in_chunks_with_the_same_answers(example_index, encoder):
+    """More than 4,096 queries go through the worker thread in calls of 4,096: the same rows as a
+    small batch of the same queries, in order."""
+    from splade_index import Index
+    from splade_index.index import SEARCH_CHUNK
+    queries = [q["text"] for q in read_jsonl(os.path.join(EXAMPLE, "queries.jsonl"))]
+    Q = encoder.encode(queries)
+    reps = SEARCH_CHUNK // len(queries) + 2
+    big = sp.vstack([Q] * reps, format="csr")
+    assert big.shape[0] > SEARCH_CHUNK
+    ix = Index.open(example_index)
+    ids, scores = ix.search(Q, k=7)
+    bids, bscores = ix.search(big, k=7)
+    assert bids.shape == (big.shape[0], 7)
+    assert (bids == np.tile(ids, (reps, 1))).all() and (bscores == np.tile(scores, (reps, 1))).all()
+    e_ids, e_scores = ix.search(Q[:0], k=7)
+    assert e_ids.shape == e_scores.shape == (0, 7)

@@ -28,7 +28,9 @@ static const char usage_text[] =
     "--precision: the GPU's number format, bf16 (default, fast) or fp32 (the same vectors as the CPU,\n"
     "which always computes in fp32).\n";
 
-enum { CHUNK = 256 }; /* texts handed to the encoder at once: bounds memory on big corpora */
+/* Texts handed to the encoder at once: bounds memory on big corpora, and fixes which texts are batched
+ * together, hence the vectors' last bits (include/splade/encoder.h, splade_encoder_encode_chunked). */
+enum { CHUNK = SPLADE_ENCODE_CHUNK };
 
 typedef struct {
     const char *model, *input, *device, *precision;
@@ -97,6 +99,20 @@ static void put_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The shortest of %.6g .. %.9g that strtof reads back to the same bits: parsing the output gives the
+ * encoder's float32 exactly (%.9g always does), and most weights keep 6 or 7 digits. */
+static void put_weight(FILE *f, float w)
+{
+    char buf[32];
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)w);
+        float back = strtof(buf, NULL);
+        if (memcmp(&back, &w, sizeof w) == 0)
+            break;
+    }
+    fputs(buf, f);
+}
+
 static void print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
 {
     fputs("{\"id\": ", f);
@@ -111,12 +127,14 @@ static void print_vector(FILE *f, const char *id, const splade_sparse *v, const 
         }
         fputs(i ? ", " : "", f);
         put_json_string(f, tok);
-        fprintf(f, ": %.6g", v->weights[i]);
+        fputs(": ", f);
+        put_weight(f, v->weights[i]);
     }
     fputs("}}\n", f);
 }
 
-/* Encodes texts[0..n) and prints them with their ids, in order. */
+/* Encodes texts[0..n) (CHUNK at a time, as many as TEXT arguments there are or one chunk of --input)
+ * and prints them with their ids, in order. */
 static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, char **texts, int n,
                         long *truncated)
 {
@@ -124,7 +142,7 @@ static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, ch
     if (!vec)
         return splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
     int cut = 0;
-    int rc = splade_encoder_encode(e, (const char *const *)texts, NULL, n, vec, &cut);
+    int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
     for (int i = 0; i < n; i++) {
         if (!rc)
             print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));

@@ -27,6 +27,7 @@ const char *splade_strerror(int status)
     case SPLADE_ERR_DUPLICATE: return "duplicate id";
     case SPLADE_ERR_UNSUPPORTED: return "unsupported";
     case SPLADE_ERR_MISMATCH: return "model or settings mismatch";
+    case SPLADE_ERR_CANCELLED: return "cancelled";
     default: return "unknown error";
     }
 }

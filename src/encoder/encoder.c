@@ -290,6 +290,14 @@ static int check_finite(const splade_encoder *e, const splade_sparse *v, int tex
                        "of the %d encoded together)", splade_model_dir(e->m), text, n);
 }
 
+/* The caller's flag, read once per forward batch: a stop within one batch, never inside a kernel. */
+static int cancelled(const splade_encoder *e, int done, int n)
+{
+    if (!e->o.cancel || !*e->o.cancel)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_CANCELLED, "encoding cancelled by the caller after %d of %d texts", done, n);
+}
+
 /* Runs sequences in length order, batch by batch, and sparsifies each row into out[idx]. */
 static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, splade_sparse *out)
 {
@@ -313,7 +321,9 @@ static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offs
             memcpy(pids + poff[b], ids + offsets[i], (size_t)order[s + b].len * sizeof *pids);
             poff[b + 1] = poff[b] + order[s + b].len;
         }
-        rc = forward(e, pids, poff, B, &bo, vecs);
+        rc = cancelled(e, s, n);
+        if (!rc)
+            rc = forward(e, pids, poff, B, &bo, vecs);
         for (int32_t b = 0; !rc && b < B; b++)
             rc = check_finite(e, &vecs[b], order[s + b].idx, n);
         for (int32_t b = 0; b < B; b++) {
@@ -398,6 +408,27 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
         *n_truncated = cut;
     free(ids);
     free(offsets);
+    return rc;
+}
+
+int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, const size_t *lens, int n, int chunk,
+                                  splade_sparse *out, int *n_truncated)
+{
+    if (!e || (!texts && n) || !out || n < 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode_chunked: bad arguments");
+    if (chunk <= 0 || chunk > n)
+        chunk = n;
+    int rc = SPLADE_OK, cut = 0, s;
+    for (s = 0; !rc && s < n; s += chunk) {
+        int m = n - s < chunk ? n - s : chunk, c = 0;
+        rc = splade_encoder_encode(e, texts + s, lens ? lens + s : NULL, m, out + s, &c);
+        cut += c;
+    }
+    if (rc) /* the failed group freed its own vectors; the groups before it are ours to free */
+        for (int i = 0; i < s - chunk && i < n; i++)
+            splade_sparse_free(&out[i]);
+    if (n_truncated)
+        *n_truncated = rc ? 0 : cut;
     return rc;
 }
 

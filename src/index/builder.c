@@ -228,6 +228,11 @@ void splade_builder_set_build_time(splade_index_builder *b, uint64_t unix_second
     b->build_time = unix_seconds;
 }
 
+void splade_builder_set_cancel(splade_index_builder *b, const volatile int *cancel)
+{
+    b->cancel = cancel;
+}
+
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n)
 {
     b->n_truncated += n;

@@ -50,6 +50,7 @@ struct splade_index_builder {
     int fixed_time;        /* build_time was given (splade_builder_set_build_time), else the time of writing */
     uint64_t build_time;   /* Unix seconds recorded in the index when fixed_time */
     splade_dir_lock lock;  /* taken by splade_builder_lock, released by splade_builder_free */
+    const volatile int *cancel; /* the caller's flag, read between the write's stages; NULL: none */
 };
 
 /* Document d's forward terms / weights (fwd_len[d] of them). The arrays stay NULL while no document

@@ -289,6 +289,16 @@ static int sync_and_verify(int fd, const char *tmp, int threads)
     return rc;
 }
 
+/* The caller's flag (splade_builder_set_cancel), read between stages: before a stage starts, and before
+ * the rename, the last moment at which the previous index can still be kept. */
+static int cancelled(const splade_index_builder *b, const char *dir, const char *stage)
+{
+    if (!b->cancel || !*b->cancel)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_CANCELLED, "%s: build cancelled by the caller %s; the previous index is "
+                       "untouched", dir, stage);
+}
+
 /* Write, fsync and verify, then rename: only a file both durable and verified takes the index's
  * name, and only the file we wrote (the name is checked to still lead to our descriptor's file). */
 static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
@@ -303,10 +313,14 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
         return rc;
     int threads = splade_build_threads(b->threads, inv->n_postings);
     rc = splade_write_file(b, inv, fd, tmp, threads, &st->file_bytes);
+    if (rc == 0)
+        rc = cancelled(b, dir, "after writing the file");
     double t0 = now_s();
     if (rc == 0)
         rc = sync_and_verify(fd, tmp, threads);
     st->verify_s = now_s() - t0;
+    if (rc == 0)
+        rc = cancelled(b, dir, "after verifying the file");
     if (rc == 0 && !same_file(fd, tmp))
         rc = splade_fail(SPLADE_ERR_IO, "%s: the temporary file was replaced or removed during the build", tmp);
     if (rc == 0 && rename(tmp, final) != 0)
@@ -322,6 +336,8 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
 static int invert_and_install(splade_index_builder *b, const char *dir, splade_build_stats *st)
 {
     int rc = refuse_empty(b, dir);
+    if (rc == 0)
+        rc = cancelled(b, dir, "before the inversion");
     if (rc < 0)
         return rc;
     remove_stale(dir);
@@ -330,7 +346,9 @@ static int invert_and_install(splade_index_builder *b, const char *dir, splade_b
     if ((rc = splade_invert(b, &inv)) < 0)
         return rc;
     double t1 = now_s();
-    rc = write_and_install(b, &inv, dir, st);
+    rc = cancelled(b, dir, "after the inversion");
+    if (rc == 0)
+        rc = write_and_install(b, &inv, dir, st);
     st->invert_s = t1 - t0;
     st->reorder_s = inv.reorder_s;
     st->scatter_s = inv.scatter_s;

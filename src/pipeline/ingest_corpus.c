@@ -70,6 +70,14 @@ static void chunk_free(chunk *c)
     free(c->docs);
 }
 
+/* The caller's flag, read before each chunk is encoded. */
+static int cancelled(const splade_ingest_opts *opts, uint32_t done, const char *path)
+{
+    if (!opts->cancel || !*opts->cancel)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_CANCELLED, "%s: ingest cancelled by the caller after %u documents", path, done);
+}
+
 /* Next valid document, skipping (and counting) malformed lines when asked to. */
 static int next_doc(splade_corpus_reader *r, splade_doc *d, splade_ingest_opts *opts)
 {
@@ -101,15 +109,18 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
         rc = splade_builder_add_doc(b, path, d.id, d.title, d.body, d.line, &doc);
         if (rc == 0)
             rc = chunk_add(&c, &d, doc);
-        if (rc == 0 && c.n == c.cap) {
+        if (rc == 0 && c.n == c.cap && (rc = cancelled(opts, encoded, path)) == 0) {
             encoded += (uint32_t)c.n;
             rc = chunk_flush(&c, b, enc);
             splade_progress_update(&pb, encoded);
         }
     }
+    if (rc == 0 && c.n)
+        rc = cancelled(opts, encoded, path);
     if (rc == 0)
         rc = chunk_flush(&c, b, enc);
-    splade_progress_finish(&pb, splade_builder_n_docs(b));
+    if (rc != SPLADE_ERR_CANCELLED) /* done == total would tell the caller the stage completed */
+        splade_progress_finish(&pb, splade_builder_n_docs(b));
     chunk_free(&c);
     splade_corpus_close(r);
     return rc < 0 ? rc : splade_ingest_check_found(b, path, opts);

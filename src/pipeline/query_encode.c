@@ -35,8 +35,11 @@ static int find_model(const splade_index_info *in, const splade_query_encode_opt
 }
 
 /* Loads the index's model and checks it is the one the index was built with. */
-static int load_model(const splade_index *ix, const splade_query_encode_opts *o, splade_model **m)
+int splade_index_load_model(const splade_index *ix, const splade_query_encode_opts *o, splade_model **m)
 {
+    if (!ix || !m)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_load_model: NULL argument");
+    *m = NULL;
     const splade_index_info *in = splade_index_get_info(ix);
     if (!(in->flags & SPLADE_IX_HAS_MODEL))
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "this index was built from precomputed vectors (no model): "
@@ -85,7 +88,7 @@ static int encode_texts(splade_index *ix, const char *const *texts, int n, const
     if (rc == 0 && o && o->precision)
         rc = splade_parse_precision(o->precision, &eo.precision);
     if (rc == 0)
-        rc = load_model(ix, o, &m);
+        rc = splade_index_load_model(ix, o, &m);
     if (rc == 0)
         rc = splade_encoder_create(m, &eo, &enc);
     if (rc == 0)
