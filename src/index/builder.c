@@ -84,6 +84,7 @@ void splade_builder_free(splade_index_builder *b)
     free(b->model_name);
     free(b->model_dir);
     free(b->seqoff);
+    free(b->where);
     free(b);
 }
 
@@ -143,6 +144,8 @@ int splade_builder_add_doc(splade_index_builder *b, const char *where, const cha
     if (rc < 0)
         return rc;
     b->lines[d] = line;
+    if (!b->where && where && !(b->where = strdup(where)))
+        return splade_fail(SPLADE_ERR_NOMEM, "builder");
     b->fwd_off[d] = NO_VECTOR;
     b->fwd_len[d] = 0;
     if (b->seqoff)

@@ -32,6 +32,7 @@ struct splade_index_builder {
     strtab ids;            /* corpus ids, hashed for the duplicate check */
     strtab store;          /* "title NUL snippet NUL" per document */
     long *lines;           /* input line of each document, for duplicate messages */
+    char *where;           /* the input of the first document (messages of splade_index_add) */
     uint64_t *fwd_off;     /* per document: start in fterms/fweights, NO_VECTOR until set */
     uint32_t *fwd_len;
     uint32_t doc_cap;

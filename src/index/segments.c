@@ -113,12 +113,14 @@ static int check_kind(const splade_index *ix, const splade_index_builder *b, con
     return SPLADE_OK;
 }
 
-/* Live documents of ix whose id the builder also has: an error naming the first (add), or marked
- * in del[segment] for deletion (update). */
+/* Live documents of ix whose id the builder also has: an error naming the one earliest in the input
+ * (add), or marked in del[segment] for deletion (update). */
 static int find_replaced(const splade_index *ix, const splade_index_builder *b, int update, uint64_t **del,
                          uint32_t *n_replaced)
 {
     *n_replaced = 0;
+    int64_t first = -1;
+    int first_seg = 0;
     for (int s = 0; s < ix->n_segs; s++) {
         const splade_segment *g = &ix->segs[s];
         for (uint32_t d = 0; d < g->n_docs; d++) {
@@ -129,17 +131,24 @@ static int find_replaced(const splade_index *ix, const splade_index_builder *b, 
             int64_t at = strtab_find(&b->ids, id, len);
             if (at < 0)
                 continue;
-            if (!update)
-                return splade_fail(SPLADE_ERR_DUPLICATE, "line %ld of the input: id \"%.*s\" is already in the index "
-                                   "(%s/%s, document %u): use `update` to replace it", b->lines[at], (int)len, id,
-                                   ix->path, ix->man.n_segs ? ix->man.segs[s].file : SPLADE_INDEX_FILE, d);
+            if (!update) {
+                if (first < 0 || b->lines[at] < b->lines[first])
+                    first = at, first_seg = s;
+                continue;
+            }
             if (!del[s] && !(del[s] = calloc((size_t)g->n_docs / 64 + 1, 8)))
                 return splade_fail(SPLADE_ERR_NOMEM, "deletions");
             del[s][d >> 6] |= 1ull << (d & 63);
             (*n_replaced)++;
         }
     }
-    return SPLADE_OK;
+    if (first < 0)
+        return SPLADE_OK;
+    size_t len;
+    const char *id = strtab_get(&b->ids, (uint32_t)first, &len);
+    return splade_fail(SPLADE_ERR_DUPLICATE, "%s:%ld: id \"%.*s\" is already in the index (segment %s/%s): use "
+                       "`update` to replace it", b->where ? b->where : "input", b->lines[first], (int)len, id,
+                       ix->path, ix->man.n_segs ? ix->man.segs[first_seg].file : SPLADE_INDEX_FILE);
 }
 
 /* Segment i of m gets the deletions in add[] (on top of its own): a new deletion file
