@@ -1,6 +1,6 @@
 /* Exact top-k: block-max MaxScore, MaxScore and exhaustive TAAT against brute force over random
  * synthetic collections (many seeds, varied k, repeated / absent terms, empty queries, heavy
- * score ties), and batch search independent of the thread count. */
+ * score ties, which go to the document added first), and batch search independent of the thread count. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,32 +169,41 @@ static splade_index *build(collection *c, char *dir)
     return ix;
 }
 
-/* Brute force straight from the collection: quantize, dot, sort by (score desc, doc asc). */
+/* Brute force straight from the collection: quantize (with the index's quantization maximum, a
+ * function of its doc_scale), dot, sort by (score desc, corpus position asc): ties go to the document
+ * added first, whatever the build-time reordering made of its internal id. */
+typedef struct {
+    splade_hit h;
+    uint32_t pos;
+} ranked;
+
 static int cmp_hit(const void *a, const void *b)
 {
-    const splade_hit *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return (x->doc > y->doc) - (x->doc < y->doc);
+    const ranked *x = a, *y = b;
+    if (x->h.score != y->h.score)
+        return x->h.score > y->h.score ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
 static int brute_force(const collection *c, const splade_qvec *q, int k, splade_hit *out)
 {
-    splade_hit *all = malloc((c->n_docs + 1) * sizeof *all);
+    ranked *all = malloc((c->n_docs + 1) * sizeof *all);
     int n = 0;
+    float max = splade_scale_max(c->max / 255.0f);
     for (uint32_t d = 0; d < c->n_docs; d++) {
         uint32_t s = 0;
         for (int i = 0; i < c->len[d]; i++)
             for (int j = 0; j < q->n; j++)
                 if (q->terms[j] == c->terms[d][i])
-                    s += q->impacts[j] * (uint32_t)splade_quantize(c->w[d][i], c->max);
+                    s += q->impacts[j] * (uint32_t)splade_quantize(c->w[d][i], max);
         if (s > 0)
-            all[n++] = (splade_hit){c->internal[d], s}; /* ties: lower internal id */
+            all[n++] = (ranked){{c->internal[d], s}, d};
     }
     qsort(all, (size_t)n, sizeof *all, cmp_hit);
     if (n > k)
         n = k;
-    memcpy(out, all, (size_t)n * sizeof *out);
+    for (int i = 0; i < n; i++)
+        out[i] = all[i].h;
     free(all);
     return n;
 }

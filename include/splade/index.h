@@ -75,7 +75,7 @@ SPLADE_API int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, 
 
 /* Internal ids in corpus order (keep != 0) instead of the default build-time reordering that
  * groups similar documents (docs/FORMAT.md, "Document order"). Ranking is the same either way
- * except among equal scores, which go to the lower internal id. */
+ * and so are ties (they go to the document added first, whatever its internal id). */
 SPLADE_API void splade_builder_keep_order(splade_index_builder *b, int keep);
 
 /* Threads splade_builder_write may use for the inversion: reordering, radix passes and encoding
@@ -93,6 +93,15 @@ SPLADE_API void splade_builder_set_build_time(splade_index_builder *b, uint64_t 
  * its temporary file and returns SPLADE_ERR_CANCELLED, the previous index untouched. A stage in flight
  * (the inversion, the write, the fsync + verification) is not interrupted: the stop comes at its end. */
 SPLADE_API void splade_builder_set_cancel(splade_index_builder *b, const volatile int *cancel);
+
+/* Quantizes with this doc_scale (the weight of one impact unit) instead of the collection's largest
+ * weight / 255: every segment of an index uses the index's doc_scale, so that scores do not depend
+ * on how documents are split into segments (docs/FORMAT.md, "Segments and the manifest"). A weight
+ * above 255 × doc_scale saturates at impact 255 and is counted (splade_builder_clipped). 0: automatic
+ * (the default). SPLADE_ERR_INVALID_ARG unless finite and >= 0. */
+SPLADE_API int splade_builder_set_doc_scale(splade_index_builder *b, float doc_scale);
+/* Postings the last splade_builder_write (or segment write) saturated at 255 under a set doc_scale. */
+SPLADE_API uint64_t splade_builder_clipped(const splade_index_builder *b);
 
 SPLADE_API void splade_builder_add_truncated(splade_index_builder *b, uint32_t n);
 SPLADE_API uint32_t splade_builder_n_docs(const splade_index_builder *b);

@@ -1,7 +1,8 @@
 /* Exact top-k retrieval over an open index (src/query/). Owner of returned memory is stated per call.
  *
  * Scores are integers: sum over shared terms of query_impact × doc_impact (both 8-bit, see
- * docs/FORMAT.md), so every method returns the same top-k; ties go to the lower internal doc id.
+ * docs/FORMAT.md), so every method returns the same top-k; ties go to the document added first (the
+ * lower sequence number, docs/FORMAT.md), whatever the segments and the build-time reordering.
  * Only documents with score > 0 are returned. */
 #ifndef SPLADE_QUERY_H
 #define SPLADE_QUERY_H
@@ -26,7 +27,8 @@ typedef struct {
 
 /* Builds a qvec from n (term, weight) pairs in any order: repeated terms are summed, terms outside
  * [0, n_terms) and weights <= 0 or not finite are dropped (an empty result is a valid query that
- * matches nothing). out owns its arrays: splade_qvec_free. */
+ * matches nothing). query_max is the largest weight of the query, a dropped term's included, so that
+ * impacts do not depend on which tokens the index knows. out owns its arrays: splade_qvec_free. */
 SPLADE_API int splade_qvec_build(const int32_t *terms, const float *weights, int32_t n, uint32_t n_terms,
                                  splade_qvec *out);
 SPLADE_API void splade_qvec_free(splade_qvec *q);

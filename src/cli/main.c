@@ -16,6 +16,11 @@ typedef struct {
 
 static const command commands[] = {
     {"build", cmd_build, "encode a corpus (JSONL) and write an inverted index"},
+    {"add", cmd_add, "encode documents and append them to an index as a new segment"},
+    {"update", cmd_update, "like add, replacing documents whose id is already in the index"},
+    {"delete", cmd_delete, "delete documents from an index by id"},
+    {"merge", cmd_merge, "merge an index's segments, dropping deleted documents"},
+    {"info", cmd_info, "print an index's segments, documents, postings, size and model"},
     {"query", cmd_query, "encode a query and print the top documents"},
     {"encode", cmd_encode, "print SPLADE vectors of texts as JSONL"},
     {"tokenize", cmd_tokenize, "print WordPiece ids of each input line as JSON arrays"},

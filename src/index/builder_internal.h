@@ -32,6 +32,7 @@ struct splade_index_builder {
     strtab ids;            /* corpus ids, hashed for the duplicate check */
     strtab store;          /* "title NUL snippet NUL" per document */
     long *lines;           /* input line of each document, for duplicate messages */
+    char *where;           /* the input of the first document (messages of splade_index_add) */
     uint64_t *fwd_off;     /* per document: start in fterms/fweights, NO_VECTOR until set */
     uint32_t *fwd_len;
     uint32_t doc_cap;
@@ -49,6 +50,10 @@ struct splade_index_builder {
     int allow_empty;       /* may replace a non-empty index with one without postings */
     int fixed_time;        /* build_time was given (splade_builder_set_build_time), else the time of writing */
     uint64_t build_time;   /* Unix seconds recorded in the index when fixed_time */
+    float fixed_scale;     /* doc_scale to quantize with (splade_builder_set_doc_scale); 0: the collection's */
+    uint32_t *seqoff;      /* per document: its sequence offset (DOCSEQ); NULL: its position (merge sets it) */
+    uint64_t n_clipped;    /* out: postings saturated at 255 under fixed_scale (last write) */
+    float written_scale;   /* out: the doc_scale of the last file written */
     splade_dir_lock lock;  /* taken by splade_builder_lock, released by splade_builder_free */
     const volatile int *cancel; /* the caller's flag, read between the write's stages; NULL: none */
 };
@@ -83,11 +88,34 @@ typedef struct {
     size_t ranges_len;
     int32_t *vocab_order;       /* sorted vocabulary: VOCAB entry i is builder term vocab_order[i]; NULL: identity */
     uint32_t *doc_order;        /* internal id i is builder document doc_order[i] (reorder.c); NULL: identity */
+    uint32_t *docseq;           /* DOCSEQ section (writer.c); NULL: not written (offset = internal id) */
+    uint64_t n_clipped;         /* postings whose impact was clipped to 255 (fixed doc_scale only) */
     double reorder_s;           /* seconds spent choosing doc_order */
     double scatter_s, encode_s; /* seconds in the radix passes / block and range encoding */
 } splade_inverted;
 
 int splade_invert(const splade_index_builder *b, splade_inverted *out);
+
+/* Document doc's sequence offset (merge.c keeps the documents' original order across a merge):
+ * stored in DOCSEQ. Documents without one keep their position. */
+int splade_builder_set_seq_offset(splade_index_builder *b, uint32_t doc, uint32_t off);
+
+/* Inverts and installs the builder's documents as DIR/name (a segment: segments.c) instead of
+ * DIR/index.spx, the caller holding DIR's lock (b's, or `lock`'s). Same steps as
+ * splade_builder_write: temporary file, fsync, verify, rename, fsync DIR. */
+int splade_builder_write_named(splade_index_builder *b, const char *dir, const char *name, splade_build_stats *st);
+
+/* The folder lock of every writer (install.c): taken with splade_dir_lock_take, released with
+ * splade_dir_lock_release. SPLADE_ERR_IO naming the holder when another process has it. */
+int splade_dir_lock_take(const char *dir, splade_dir_lock *l);
+/* Whether l holds the lock of folder dir. */
+int splade_dir_lock_holds(const splade_dir_lock *l, const char *dir);
+/* Removes the temporary files of killed writers (.index.spx.tmp-*, .MANIFEST.tmp-*); lock held. */
+void splade_remove_stale(const char *dir);
+/* Creates DIR/<prefix><pid>-<random> exclusively (O_EXCL), its path into tmp. */
+int splade_create_temp(const char *dir, const char *prefix, char *tmp, size_t cap, int *fd);
+/* fsync of a folder (after a rename in it). */
+int splade_sync_dir(const char *dir);
 
 /* Threads to use: requested (> 0) or all online cores, at most SPLADE_MAX_THREADS, 1 for small
  * collections (n_postings). The index does not depend on it. */

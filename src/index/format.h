@@ -13,8 +13,9 @@
 #define SPX_ALIGN 64
 #define SPX_MAX_SECTIONS 32
 
+/* SEC_DOCSEQ is optional (docs/FORMAT.md, "Document sequence"): every other section is required. */
 enum { SEC_META = 1, SEC_VOCAB, SEC_TERMS, SEC_BLOCKS, SEC_POSTINGS, SEC_DOCIDS, SEC_DOCSTORE, SEC_RANGE_TERMS,
-       SEC_RANGES, SEC_COUNT_ };
+       SEC_RANGES, SEC_DOCSEQ, SEC_COUNT_ };
 
 #pragma pack(push, 1)
 typedef struct {
@@ -76,6 +77,14 @@ uint32_t splade_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 /* 8-bit linear quantization over [0, max]: max(1, round(w * 255 / max)); 0 for w <= 0.
  * The one function both the index and the query side use, so brute force can reproduce scores. */
 uint8_t splade_quantize(float w, float max);
+
+/* The quantization maximum of a collection whose impact unit is doc_scale (docs/FORMAT.md,
+ * "Quantization and scores"): every segment of an index quantizes with the same one, so a document's
+ * impacts do not depend on which segment holds it. */
+static inline float splade_scale_max(float doc_scale)
+{
+    return (float)((double)doc_scale * 255.0);
+}
 
 #pragma pack(push, 1)
 typedef struct {

@@ -16,12 +16,16 @@
 
 #include "common/fail.h"
 #include "index/builder_internal.h"
+#include "index/manifest.h"
 #include "index/reader_internal.h"
+#include "index/segments_internal.h"
 #include "splade.h"
 #include "splade/build.h"
 
 #define TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
 #define LOCK_FILE ".lock"
+/* temporaries of every writer (segments.c, manifest.c, deletions.c write the other two) */
+static const char *const tmp_prefixes[] = {TMP_PREFIX, "." SPLADE_MANIFEST_FILE ".tmp-", ".del.tmp-"};
 
 static double now_s(void)
 {
@@ -113,8 +117,9 @@ static int lock_dir(const char *dir, splade_dir_lock *l)
             read_holder(fd, holder, sizeof holder);
             close(fd);
             if (err == EWOULDBLOCK)
-                return splade_fail(SPLADE_ERR_IO, "%s: another build is writing this index (%s; lock file %s): "
-                                   "try again when it has finished", dir, holder, l->path);
+                return splade_fail(SPLADE_ERR_IO, "%s: another writer (build, add, update, delete or merge) is "
+                                   "writing this index (%s; lock file %s): try again when it has finished", dir,
+                                   holder, l->path);
             return splade_fail(SPLADE_ERR_IO, "%s: flock: %s", l->path, strerror(err));
         }
         if (same_file(fd, l->path)) {
@@ -150,6 +155,17 @@ static int locks_dir(const splade_dir_lock *l, const char *dir)
     return l->held && stat(dir, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino;
 }
 
+int splade_dir_lock_take(const char *dir, splade_dir_lock *l)
+{
+    memset(l, 0, sizeof *l);
+    return lock_dir(dir, l);
+}
+
+int splade_dir_lock_holds(const splade_dir_lock *l, const char *dir)
+{
+    return locks_dir(l, dir);
+}
+
 int splade_builder_lock(splade_index_builder *b, const char *dir)
 {
     if (!b || !dir)
@@ -176,13 +192,16 @@ void splade_builder_allow_empty(splade_index_builder *b, int allow)
 /* Removes temporary files left by killed builds. Called with the folder's lock held, so no live
  * writer has one: every writer holds the lock from before it creates its temporary file until
  * after it renamed or removed it. */
-static void remove_stale(const char *dir)
+void splade_remove_stale(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return;
     for (struct dirent *e; (e = readdir(d));) {
-        if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+        int stale = 0;
+        for (size_t i = 0; i < sizeof tmp_prefixes / sizeof *tmp_prefixes; i++)
+            stale |= strncmp(e->d_name, tmp_prefixes[i], strlen(tmp_prefixes[i])) == 0;
+        if (!stale)
             continue;
         char path[4096];
         if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
@@ -198,10 +217,12 @@ static int refuse_empty(const splade_index_builder *b, const char *dir)
     if (b->allow_empty || (b->ids.n > 0 && b->fn > 0))
         return SPLADE_OK;
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, SPLADE_INDEX_FILE);
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", dir, SPLADE_MANIFEST_FILE); /* a segmented folder: name it */
+    if (lstat(path, &sb) == 0 || snprintf(path, sizeof path, "%s/%s", dir, SPLADE_INDEX_FILE) >= (int)sizeof path)
+        snprintf(path, sizeof path, "%s", dir);
     splade_index *old;
-    struct stat st;
-    if (stat(path, &st) != 0 || splade_index_open(path, &old) < 0)
+    if (splade_index_open(dir, &old) < 0)
         return SPLADE_OK; /* nothing to lose: no index, or one that does not open */
     splade_index_info in = *splade_index_get_info(old);
     splade_index_close(old);
@@ -217,7 +238,7 @@ static int refuse_empty(const splade_index_builder *b, const char *dir)
 
 /* Creates DIR/.index.spx.tmp-<pid>-<random> exclusively: unique even between processes of the same
  * pid in other PID namespaces (containers sharing the folder). The pid part is for people and tests. */
-static int create_temp(const char *dir, char *tmp, size_t cap, int *fd)
+int splade_create_temp(const char *dir, const char *prefix, char *tmp, size_t cap, int *fd)
 {
     for (int attempt = 0; attempt < 100; attempt++) {
         uint64_t r = 0;
@@ -226,7 +247,7 @@ static int create_temp(const char *dir, char *tmp, size_t cap, int *fd)
             clock_gettime(CLOCK_REALTIME, &ts);
             r = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_sec ^ (uint64_t)attempt << 40;
         }
-        if (snprintf(tmp, cap, "%s/%s%ld-%012llx", dir, TMP_PREFIX, (long)getpid(),
+        if (snprintf(tmp, cap, "%s/%s%ld-%012llx", dir, prefix, (long)getpid(),
                      (unsigned long long)(r & 0xFFFFFFFFFFFFull)) >= (int)cap)
             return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
         *fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -238,7 +259,7 @@ static int create_temp(const char *dir, char *tmp, size_t cap, int *fd)
     return splade_fail(SPLADE_ERR_IO, "%s: cannot create a temporary file with a unique name", dir);
 }
 
-static int sync_dir(const char *dir)
+int splade_sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -302,13 +323,13 @@ static int cancelled(const splade_index_builder *b, const char *dir, const char 
 /* Write, fsync and verify, then rename: only a file both durable and verified takes the index's
  * name, and only the file we wrote (the name is checked to still lead to our descriptor's file). */
 static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
-                             splade_build_stats *st)
+                             const char *name, splade_build_stats *st)
 {
     char tmp[4096], final[4096];
-    if (snprintf(final, sizeof final, "%s/%s", dir, SPLADE_INDEX_FILE) >= (int)sizeof final)
+    if (snprintf(final, sizeof final, "%s/%s", dir, name) >= (int)sizeof final)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
     int fd = -1;
-    int rc = create_temp(dir, tmp, sizeof tmp, &fd);
+    int rc = splade_create_temp(dir, TMP_PREFIX, tmp, sizeof tmp, &fd);
     if (rc < 0)
         return rc;
     int threads = splade_build_threads(b->threads, inv->n_postings);
@@ -329,26 +350,25 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
         unlink(tmp);
     if (close(fd) != 0 && rc == 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", final, strerror(errno));
-    return rc < 0 ? rc : sync_dir(dir);
+    return rc < 0 ? rc : splade_sync_dir(dir);
 }
 
-/* Inverts and installs, with the folder locked (by the builder, else for this call). */
-static int invert_and_install(splade_index_builder *b, const char *dir, splade_build_stats *st)
+/* Inverts and installs as DIR/name, with the folder locked. */
+static int invert_and_write(splade_index_builder *b, const char *dir, const char *name, splade_build_stats *st)
 {
-    int rc = refuse_empty(b, dir);
-    if (rc == 0)
-        rc = cancelled(b, dir, "before the inversion");
+    int rc = cancelled(b, dir, "before the inversion");
     if (rc < 0)
         return rc;
-    remove_stale(dir);
     double t0 = now_s();
     splade_inverted inv;
     if ((rc = splade_invert(b, &inv)) < 0)
         return rc;
     double t1 = now_s();
+    b->n_clipped = inv.n_clipped;
+    b->written_scale = inv.doc_scale;
     rc = cancelled(b, dir, "after the inversion");
     if (rc == 0)
-        rc = write_and_install(b, &inv, dir, st);
+        rc = write_and_install(b, &inv, dir, name, st);
     st->invert_s = t1 - t0;
     st->reorder_s = inv.reorder_s;
     st->scatter_s = inv.scatter_s;
@@ -360,6 +380,28 @@ static int invert_and_install(splade_index_builder *b, const char *dir, splade_b
     st->n_truncated = b->n_truncated;
     splade_inverted_free(&inv);
     return rc;
+}
+
+int splade_builder_write_named(splade_index_builder *b, const char *dir, const char *name, splade_build_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    return invert_and_write(b, dir, name, st);
+}
+
+/* A folder with a MANIFEST gets a new generation holding this build alone (segments.c); one
+ * without gets DIR/index.spx, as before segments existed. */
+static int invert_and_install(splade_index_builder *b, const char *dir, splade_build_stats *st)
+{
+    int rc = refuse_empty(b, dir);
+    if (rc < 0)
+        return rc;
+    splade_remove_stale(dir);
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", dir, SPLADE_MANIFEST_FILE);
+    if (lstat(path, &sb) == 0)
+        return splade_segments_replace_all(b, dir, st);
+    return invert_and_write(b, dir, SPLADE_INDEX_FILE, st);
 }
 
 int splade_builder_write(splade_index_builder *b, const char *dir, splade_build_stats *stats)

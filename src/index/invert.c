@@ -60,6 +60,20 @@ static int sorted_vocab(const splade_index_builder *b, int32_t **order_out, int3
     return SPLADE_OK;
 }
 
+/* DOCSEQ: each internal id's sequence offset (its input position, or the one merge.c set), so that
+ * ties are broken by input order whatever the reordering (docs/FORMAT.md, "Document sequence"). */
+static int doc_sequence(const splade_index_builder *b, splade_inverted *out)
+{
+    out->docseq = malloc(((size_t)b->ids.n + 1) * sizeof *out->docseq);
+    if (!out->docseq)
+        return splade_fail(SPLADE_ERR_NOMEM, "document sequence of %u documents", b->ids.n);
+    for (uint32_t i = 0; i < b->ids.n; i++) {
+        uint32_t d = out->doc_order ? out->doc_order[i] : i;
+        out->docseq[i] = b->seqoff ? b->seqoff[d] : d;
+    }
+    return SPLADE_OK;
+}
+
 int splade_invert(const splade_index_builder *b, splade_inverted *out)
 {
     memset(out, 0, sizeof *out);
@@ -79,12 +93,18 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
         splade_inverted_free(out);
         return rc;
     }
+    if ((out->doc_order || b->seqoff) && (rc = doc_sequence(b, out)) < 0) {
+        free(remap);
+        splade_inverted_free(out);
+        return rc;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->reorder_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     csr c = {0};
     float max = 0;
-    rc = splade_scatter(b, remap, out->doc_order, P, &c, &max);
-    out->doc_scale = max > 0 ? max / 255.0f : 0;
+    rc = splade_scatter(b, remap, out->doc_order, P, &c, b->fixed_scale > 0 ? splade_scale_max(b->fixed_scale) : 0,
+                        &max, &out->n_clipped);
+    out->doc_scale = b->fixed_scale > 0 ? b->fixed_scale : max > 0 ? max / 255.0f : 0;
     free(remap);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     out->scatter_s = (double)(t0.tv_sec - t1.tv_sec) + (double)(t0.tv_nsec - t1.tv_nsec) * 1e-9;
@@ -111,5 +131,6 @@ void splade_inverted_free(splade_inverted *inv)
     free(inv->range_terms);
     free(inv->vocab_order);
     free(inv->doc_order);
+    free(inv->docseq);
     memset(inv, 0, sizeof *inv);
 }

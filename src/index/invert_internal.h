@@ -21,11 +21,13 @@ typedef struct {
  * cost more CPU than the radix passes themselves (perf: clear_page + fault handling). free()able. */
 void *splade_big_alloc(size_t n);
 
-/* Quantizes every document's weights (scale: the largest weight, written to *max) and groups the
- * postings by term (remapped through remap when non-NULL) into c, documents in internal-id order
- * (order[i] = the builder document of internal id i, NULL: corpus order), on P threads. */
+/* Quantizes every document's weights and groups the postings by term (remapped through remap when
+ * non-NULL) into c, documents in internal-id order (order[i] = the builder document of internal id i,
+ * NULL: corpus order), on P threads. The quantization maximum is fixed_max when > 0 (a segment of an
+ * existing index: *clipped counts the weights above it, saturated at 255), else
+ * splade_scale_max(largest weight / 255); *max_out receives the largest weight. */
 int splade_scatter(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, int P, csr *c,
-                   float *max_out);
+                   float fixed_max, float *max_out, uint64_t *clipped);
 
 /* Encodes c's T term lists (n_docs documents) into inv's blocks, postings and range maxima on P
  * threads. */

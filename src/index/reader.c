@@ -86,7 +86,7 @@ static int check_header(splade_index *ix, const char *path, const spx_header **h
 static const char *section_name(uint32_t id)
 {
     static const char *names[] = {"?",      "META",     "VOCAB",       "TERMS", "BLOCKS",
-                                   "POSTINGS", "DOCIDS", "DOCSTORE", "RANGE_TERMS", "RANGES"};
+                                   "POSTINGS", "DOCIDS", "DOCSTORE", "RANGE_TERMS", "RANGES", "DOCSEQ"};
     return id < SEC_COUNT_ ? names[id] : "unknown";
 }
 
@@ -175,10 +175,12 @@ static int check_sections(splade_index *ix, const spx_header *h, const char *pat
         }
     }
     for (uint32_t id = 1; id < SEC_COUNT_; id++)
-        if (!ix->sec[id])
+        if (!ix->sec[id] && id != SEC_DOCSEQ)
             return splade_fail(SPLADE_ERR_FORMAT, "%s: section %s missing", path, section_name(id));
     return SPLADE_OK;
 }
+
+static int open_file(const char *dir, int threads, splade_index **out);
 
 int splade_index_open(const char *dir, splade_index **out)
 {
@@ -194,6 +196,8 @@ static int check_mapped(splade_index *ix)
         rc = check_sections(ix, h, ix->path);
     if (rc == 0)
         rc = splade_index_parse_tables(ix);
+    if (rc == 0)
+        splade_index_single_segment(ix);
     return rc;
 }
 
@@ -208,7 +212,7 @@ static int finish_open(splade_index *ix, int rc, splade_index **out)
 }
 
 /* A zeroed index with its lock ready (splade_index_close destroys it). */
-static splade_index *index_alloc(void)
+splade_index *splade_index_alloc(void)
 {
     splade_index *ix = calloc(1, sizeof *ix);
     if (ix && pthread_mutex_init(&ix->lookup_lock, NULL) != 0) {
@@ -223,7 +227,24 @@ int splade_index_open_threads(const char *dir, int threads, splade_index **out)
     if (!dir || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open: NULL argument");
     *out = NULL;
-    splade_index *ix = index_alloc();
+    struct stat st;
+    for (int attempt = 0; !(stat(dir, &st) == 0 && S_ISREG(st.st_mode)); attempt++) {
+        int rc = splade_snapshot_open(dir, threads, out); /* a folder with a MANIFEST */
+        if (rc <= 0)
+            return rc;
+        rc = open_file(dir, threads, out); /* none: DIR/index.spx */
+        char man[4096];
+        snprintf(man, sizeof man, "%s/%s", dir, SPLADE_MANIFEST_FILE);
+        if (rc != SPLADE_ERR_NOT_FOUND || attempt >= 10 || stat(man, &st) != 0)
+            return rc;
+        /* index.spx was merged away after a MANIFEST appeared: read that */
+    }
+    return open_file(dir, threads, out);
+}
+
+static int open_file(const char *dir, int threads, splade_index **out)
+{
+    splade_index *ix = splade_index_alloc();
     if (!ix)
         return splade_fail(SPLADE_ERR_NOMEM, "index");
     ix->threads = threads;
@@ -240,7 +261,7 @@ int splade_index_open_fd(int fd, const char *path, int threads, splade_index **o
     if (fd < 0 || !path || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open_fd: bad arguments");
     *out = NULL;
-    splade_index *ix = index_alloc();
+    splade_index *ix = splade_index_alloc();
     if (!ix)
         return splade_fail(SPLADE_ERR_NOMEM, "index");
     ix->threads = threads;
@@ -258,6 +279,8 @@ void splade_index_close(splade_index *ix)
 {
     if (!ix)
         return;
+    if (ix->is_snapshot)
+        splade_snapshot_free(ix);
     if (ix->map)
         munmap(ix->map, ix->size);
     free(ix->model_name);

@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 
 #include "index/format.h"
+#include "index/manifest.h"
+#include "index/segment.h"
 #include "splade/index.h"
 
 struct splade_index {
@@ -30,7 +32,29 @@ struct splade_index {
     atomic_int lookup_ready; /* release-stored once lookup is complete: readers need no lock */
     pthread_mutex_t lookup_lock; /* serialises the one build of lookup among threads sharing ix */
     int threads;            /* threads the open-time checks may use (1 for splade_index_open) */
+    const uint32_t *docseq; /* a file's DOCSEQ section, NULL when absent */
+    /* Segments (segment.h). A single file: one, itself (one_seg). A snapshot of a folder with a
+     * MANIFEST (snapshot.c): the files it names, opened, with their deletions and term remaps. */
+    int n_segs;
+    splade_segment *segs;
+    splade_segment one_seg;
+    uint32_t max_seg_docs;
+    int is_snapshot;
+    splade_index **files;   /* snapshot: the segment files (owned) */
+    splade_manifest man;    /* snapshot: the generation it opened */
+    char *uvocab;           /* snapshot of --vectors segments: the union vocabulary (owned) */
+    uint32_t *uvocab_off;
 };
+
+/* Opens the snapshot named by DIR/MANIFEST (snapshot.c); SPLADE_ERR_NOT_FOUND when there is none. */
+int splade_snapshot_open(const char *dir, int threads, splade_index **out);
+void splade_snapshot_free(splade_index *ix);
+/* A zeroed index with its lock ready (reader.c). */
+splade_index *splade_index_alloc(void);
+/* The segment of snapshot document g (< n_docs) and its internal id there. */
+const splade_segment *splade_snapshot_locate(const splade_index *ix, uint32_t g, uint32_t *local);
+/* Sets up a single file's one segment (after its tables were parsed). */
+void splade_index_single_segment(splade_index *ix);
 
 int splade_index_parse_tables(splade_index *ix);
 

@@ -1,4 +1,5 @@
 /* The inversion's first phase (invert_internal.h): quantize and group postings by term. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -161,6 +162,8 @@ typedef struct {
     uint64_t *bcnt;    /* B: [P][k->n] */
     uint32_t longest;
     float max;
+    float fixed_max;   /* a forced quantization maximum (0: none), against which clipped counts */
+    uint64_t clipped;  /* weights whose impact would exceed 255 under fixed_max */
 } count_job;
 
 static void *count_terms(void *arg)
@@ -169,13 +172,15 @@ static void *count_terms(void *arg)
     const splade_index_builder *b = j->b;
     for (uint32_t nd = j->sfrom; nd < j->sto; nd++)
         j->slice_of[j->order ? j->order[nd] : nd] = (uint8_t)j->slice;
-    float m = 0;
+    float m = 0, fm = j->fixed_max;
     for (uint32_t d = j->from; d < j->to; d++) {
         const int32_t *ft = fwd_terms(b, d);
         const float *fw = fwd_weights(b, d);
         for (uint32_t i = 0; i < b->fwd_len[d]; i++) {
             j->cnt[j->remap ? j->remap[ft[i]] : ft[i]]++;
             m = fw[i] > m ? fw[i] : m;
+            if (fm > 0 && fw[i] > fm) /* splade_quantize's rounding, before its clamp to 255 */
+                j->clipped += floor((double)fw[i] * 255.0 / (double)fm + 0.5) > 255;
         }
         j->longest = b->fwd_len[d] > j->longest ? b->fwd_len[d] : j->longest;
     }
@@ -200,7 +205,7 @@ static void *count_buckets(void *arg)
 /* Postings of every term, grouped by term (CSR), on P threads; *max_out: the largest weight of the
  * collection (the quantization scale), found on the way. */
 int splade_scatter(const splade_index_builder *b, const int32_t *remap, const uint32_t *order, int P, csr *c,
-                   float *max_out)
+                   float fixed_max, float *max_out, uint64_t *clipped)
 {
     size_t T = (size_t)(uint32_t)b->n_terms, n = b->fn ? b->fn : 1;
     uint32_t N = b->ids.n, longest_doc = 0;
@@ -216,14 +221,18 @@ int splade_scatter(const splade_index_builder *b, const int32_t *remap, const ui
     for (int j = 0; j < P; j++)
         cj[j] = (count_job){b, remap, order, (uint32_t)((uint64_t)N * j / P), (uint32_t)((uint64_t)N * (j + 1) / P),
                             (uint32_t)((uint64_t)N * j / P), (uint32_t)((uint64_t)N * (j + 1) / P), (uint32_t)j,
-                            cnt + (size_t)j * (T + 1), slice_of, NULL, NULL, 0, 0};
+                            cnt + (size_t)j * (T + 1), slice_of, NULL, NULL, 0, 0, fixed_max, 0};
     splade_run_jobs(P, count_terms, cj, sizeof *cj);
     float max = 0;
+    *clipped = 0;
     for (int j = 0; j < P; j++) {
         longest_doc = cj[j].longest > longest_doc ? cj[j].longest : longest_doc;
         max = cj[j].max > max ? cj[j].max : max;
+        *clipped += cj[j].clipped;
     }
     *max_out = max;
+    /* the quantization maximum is a function of the stored doc_scale alone (format.h) */
+    max = fixed_max > 0 ? fixed_max : splade_scale_max(max / 255.0f);
     for (size_t t = 0; t < T; t++) {
         uint64_t tot = 0;
         for (int j = 0; j < P; j++)

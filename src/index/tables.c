@@ -320,6 +320,19 @@ static int check_terms_all(splade_index *ix)
     return SPLADE_OK;
 }
 
+/* DOCSEQ (optional): one u32 per document. Any values are safe to read (they only order ties);
+ * absent, a document's offset is its internal id. */
+static int check_docseq(splade_index *ix)
+{
+    ix->docseq = NULL;
+    if (!ix->sec[SEC_DOCSEQ])
+        return SPLADE_OK;
+    if (ix->sec_len[SEC_DOCSEQ] != (uint64_t)ix->info.n_docs * 4)
+        return bad(ix, "DOCSEQ size");
+    ix->docseq = (const uint32_t *)ix->sec[SEC_DOCSEQ];
+    return SPLADE_OK;
+}
+
 int splade_index_parse_tables(splade_index *ix)
 {
     int rc = parse_meta(ix);
@@ -333,6 +346,8 @@ int splade_index_parse_tables(splade_index *ix)
         rc = check_offsets64(ix, SEC_DOCIDS, ix->info.n_docs, &ix->id_off, &ix->ids);
     if (rc == 0)
         rc = check_offsets64(ix, SEC_DOCSTORE, ix->info.n_docs, &ix->store_off, &ix->store);
+    if (rc == 0)
+        rc = check_docseq(ix);
     return rc;
 }
 
@@ -347,6 +362,11 @@ const char *splade_index_doc_id(const splade_index *ix, uint32_t doc, size_t *le
         *len = 0;
         return "";
     }
+    if (ix->is_snapshot) { /* live documents numbered segment after segment (snapshot.c) */
+        uint32_t local;
+        const splade_segment *g = splade_snapshot_locate(ix, doc, &local);
+        return splade_index_doc_id(g->ix, local, len);
+    }
     *len = ix->id_off[doc + 1] - ix->id_off[doc];
     return ix->ids + ix->id_off[doc];
 }
@@ -356,6 +376,12 @@ void splade_index_doc_text(const splade_index *ix, uint32_t doc, const char **ti
     *title = *snippet = "";
     if (doc >= ix->info.n_docs)
         return;
+    if (ix->is_snapshot) {
+        uint32_t local;
+        const splade_segment *g = splade_snapshot_locate(ix, doc, &local);
+        splade_index_doc_text(g->ix, local, title, snippet);
+        return;
+    }
     const char *s = ix->store + ix->store_off[doc];
     size_t len = ix->store_off[doc + 1] - ix->store_off[doc];
     const char *nul = memchr(s, '\0', len);

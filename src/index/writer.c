@@ -270,6 +270,7 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
                       int threads, uint64_t *file_bytes)
 {
     section secs[SEC_COUNT_ - 1] = {0};
+    int n_secs = SEC_COUNT_ - 2; /* DOCSEQ only when written */
     int rc = meta_section(b, inv, &secs[0]);
     if (rc == 0)
         rc = vocab_section(b, inv, &secs[1]);
@@ -289,8 +290,10 @@ int splade_write_file(const splade_index_builder *b, const splade_inverted *inv,
         rc = table_section(SEC_DOCSTORE, &b->store, inv->doc_order, &secs[6]);
     secs[7] = (section){.id = SEC_RANGE_TERMS, .part = {inv->range_terms},
                         .len = {(size_t)b->n_terms * sizeof *inv->range_terms}};
+    if (inv->docseq)
+        secs[n_secs++] = (section){.id = SEC_DOCSEQ, .part = {inv->docseq}, .len = {(size_t)b->ids.n * 4}};
     if (rc == 0)
-        rc = write_file_fd(fd, secs, SEC_COUNT_ - 1, threads, path, file_bytes);
+        rc = write_file_fd(fd, secs, n_secs, threads, path, file_bytes);
     for (int i = 0; i < SEC_COUNT_ - 1; i++)
         free(secs[i].owned);
     return rc;

@@ -3,8 +3,10 @@
  * longest prefix whose bounds sum to <= the current k-th score is "non-essential": a document
  * found only there cannot enter the top k, so candidates come from the essential lists alone and
  * the non-essential ones are probed with next_geq while the remaining bound can still win.
- * Pruning is safe for exact top-k: a document is dropped only if its bound is <= the threshold,
- * and a later (higher-id) document with a score equal to the threshold loses the tie anyway. */
+ * Pruning is safe for exact top-k: a document is dropped only if its bound cannot rank above the
+ * worst kept hit by (score desc, sequence asc); documents do not come in sequence order (reordered
+ * files, segments), so a bound equal to the k-th score is dropped only when the document's sequence
+ * number loses the tie, and a list is non-essential only when the bounds strictly stay below it. */
 #include <stdlib.h>
 
 #include "query/search_internal.h"
@@ -60,13 +62,13 @@ static uint64_t nonessential_bound(splade_searcher *s, int ness, uint32_t d, int
     return b;
 }
 
-/* Adds the non-essential lists' contributions to score while it can still beat theta.
+/* Adds the non-essential lists' contributions to score while it can still enter t.
  * Returns 0 if d was pruned. */
 static int score_nonessential(splade_searcher *s, int ness, uint32_t d, uint32_t *score, uint64_t bound,
-                              uint32_t theta, int block_max)
+                              const topk *t, int block_max)
 {
     for (int i = ness - 1; i >= 0; i--) {
-        if (*score + bound <= theta)
+        if (!seg_can_enter(s, t, *score + bound, d))
             return 0;
         cursor *c = s->order[i];
         bound -= block_max ? s->bm[i] : c->ub;
@@ -76,32 +78,37 @@ static int score_nonessential(splade_searcher *s, int ness, uint32_t d, uint32_t
             s->stats.postings_scored++;
         }
     }
-    return *score > theta;
+    return seg_can_enter(s, t, *score, d);
+}
+
+/* Lists whose bounds together stay strictly below the k-th score produce no candidate. */
+static int essential_from(const splade_searcher *s, int ness, int n, const topk *t)
+{
+    while (ness < n && t->n == t->k && s->ub_prefix[ness] < t->h[0].score)
+        ness++;
+    return ness;
 }
 
 void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max)
 {
     splade_order_by_bound(s, n);
     cursor **c = s->order;
-    uint32_t theta = 0;
-    int ness = 0; /* lists [0, ness) are non-essential */
+    int ness = essential_from(s, 0, n, t); /* lists [0, ness) are non-essential */
     for (;;) {
         uint32_t d = next_candidate(c, ness, n);
         if (d == CURSOR_END)
             break;
         uint32_t score = score_essential(c, ness, n, d, &s->stats.postings_scored);
         if (ness > 0) {
-            if (score + s->ub_prefix[ness - 1] <= theta)
+            if (!seg_can_enter(s, t, score + s->ub_prefix[ness - 1], d))
                 continue;
             uint64_t bound = nonessential_bound(s, ness, d, block_max);
-            if (!score_nonessential(s, ness, d, &score, bound, theta, block_max))
+            if (!score_nonessential(s, ness, d, &score, bound, t, block_max))
                 continue;
-        } else if (score <= theta) {
+        } else if (!seg_can_enter(s, t, score, d)) {
             continue;
         }
-        topk_push(t, (splade_hit){d, score});
-        theta = topk_threshold(t);
-        while (ness < n && s->ub_prefix[ness] <= theta)
-            ness++;
+        seg_offer(s, t, d, score);
+        ness = essential_from(s, ness, n, t);
     }
 }

@@ -57,6 +57,12 @@ int splade_qvec_build(const int32_t *terms, const float *weights, int32_t n, uin
     for (int32_t i = 0; i < u; i++)
         if (p[i].w > out->query_max)
             out->query_max = p[i].w;
+    /* A term the index does not know still sets the scale: a query's impacts must not depend on the
+     * index's vocabulary (a segmented --vectors index keeps the tokens of deleted documents until a
+     * merge; docs/FORMAT.md, "Quantization and scores"). */
+    for (int32_t i = 0; i < n; i++)
+        if ((terms[i] < 0 || (uint32_t)terms[i] >= n_terms) && weights[i] > out->query_max && isfinite(weights[i]))
+            out->query_max = weights[i];
     uint64_t sum = 0;
     for (int32_t i = 0; i < u; i++) {
         out->terms[i] = p[i].t;

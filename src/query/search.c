@@ -3,6 +3,7 @@
 
 #include "common/fail.h"
 #include "index/format.h"
+#include "index/segment.h"
 #include "query/search_internal.h"
 #include "splade.h"
 
@@ -32,6 +33,7 @@ void splade_searcher_free(splade_searcher *s)
     free(s->range_heap);
     free(s->range_bits);
     free(s->heap);
+    free(s->seg_order);
     free(s);
 }
 
@@ -61,8 +63,16 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         if (!s->heap)
             return splade_fail(SPLADE_ERR_NOMEM, "top-%d heap", k);
     }
+    int S = splade_index_n_segments(s->ix);
+    if (S > s->seg_cap) {
+        free(s->seg_order);
+        s->seg_order = malloc((size_t)S * sizeof *s->seg_order);
+        s->seg_cap = s->seg_order ? S : 0;
+        if (!s->seg_order)
+            return splade_fail(SPLADE_ERR_NOMEM, "segment order");
+    }
     if (algo == SPLADE_ALGO_BMP && !s->range_ub) {
-        size_t n_ranges = ((size_t)splade_index_get_info(s->ix)->n_docs >> SPLADE_RANGE_SHIFT) + 1;
+        size_t n_ranges = ((size_t)splade_index_max_segment_docs(s->ix) >> SPLADE_RANGE_SHIFT) + 1;
         s->range_ub = malloc(n_ranges * sizeof *s->range_ub);
         s->range_ids = malloc((n_ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
         s->range_heap = malloc(n_ranges * sizeof *s->range_heap);
@@ -78,11 +88,72 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
             return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
     }
     if (algo == SPLADE_ALGO_TAAT && !s->acc) {
-        s->acc = calloc((size_t)splade_index_get_info(s->ix)->n_docs + 1, sizeof *s->acc);
+        s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc);
         if (!s->acc)
             return splade_fail(SPLADE_ERR_NOMEM, "accumulators");
     }
     return SPLADE_OK;
+}
+
+/* The query's cursors over segment g (its term ids); returns their number. */
+static int open_cursors(splade_searcher *s, const splade_segment *g, const splade_qvec *q)
+{
+    int n = 0;
+    for (int32_t i = 0; i < q->n; i++) {
+        int32_t term = splade_segment_term(g, q->terms[i]);
+        splade_term_postings tp;
+        splade_index_postings(g->ix, term, &tp); /* none for -1 */
+        if (tp.n_postings && q->impacts[i]) {
+            s->terms[n] = term;
+            cursor_init(&s->cursors[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
+        }
+    }
+    return n;
+}
+
+/* Bound of any score in segment g: the sum of query impact × the term's largest impact there. */
+static uint64_t segment_bound(const splade_segment *g, const splade_qvec *q)
+{
+    uint64_t b = 0;
+    for (int32_t i = 0; i < q->n; i++) {
+        splade_term_postings tp;
+        splade_index_postings(g->ix, splade_segment_term(g, q->terms[i]), &tp);
+        b += (uint64_t)q->impacts[i] * tp.max_impact;
+    }
+    return b;
+}
+
+static int by_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* Segments with any live match, by decreasing bound (then manifest order): bound << 24 | ~index. */
+static int order_segments(splade_searcher *s, const splade_qvec *q)
+{
+    int m = 0, S = splade_index_n_segments(s->ix);
+    for (int i = 0; i < S; i++) {
+        const splade_segment *g = splade_index_segment(s->ix, i);
+        uint64_t b = g->n_live ? segment_bound(g, q) : 0;
+        if (b)
+            s->seg_order[m++] = b << 24 | (uint64_t)(0xFFFFFF - i);
+    }
+    qsort(s->seg_order, (size_t)m, sizeof *s->seg_order, by_desc);
+    return m;
+}
+
+static void search_segment(splade_searcher *s, const splade_qvec *q, splade_algo algo, topk *t)
+{
+    int n = open_cursors(s, s->seg, q);
+    if (algo == SPLADE_ALGO_TAAT)
+        splade_taat(s, n, t);
+    else if (algo == SPLADE_ALGO_WMAXSCORE)
+        splade_wmaxscore(s, n, t);
+    else if (algo == SPLADE_ALGO_BMP)
+        splade_bmp(s, s->terms, n, t);
+    else
+        splade_maxscore(s, n, t, algo == SPLADE_ALGO_BMM);
 }
 
 int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
@@ -94,24 +165,17 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
     int rc = reserve(s, q->n, k, algo);
     if (rc < 0 || k == 0)
         return rc;
-    int n = 0;
-    for (int32_t i = 0; i < q->n; i++) {
-        splade_term_postings tp;
-        splade_index_postings(s->ix, q->terms[i], &tp);
-        if (tp.n_postings && q->impacts[i]) {
-            s->terms[n] = q->terms[i];
-            cursor_init(&s->cursors[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
-        }
-    }
+    /* One heap for the whole index: each segment starts from the threshold the others left, the
+     * most promising first; a segment whose bound is below the k-th score is not searched. */
     topk t = {s->heap, 0, k};
-    if (algo == SPLADE_ALGO_TAAT)
-        splade_taat(s, n, &t);
-    else if (algo == SPLADE_ALGO_WMAXSCORE)
-        splade_wmaxscore(s, n, &t);
-    else if (algo == SPLADE_ALGO_BMP)
-        splade_bmp(s, s->terms, n, &t);
-    else
-        splade_maxscore(s, n, &t, algo == SPLADE_ALGO_BMM);
+    int m = order_segments(s, q);
+    for (int i = 0; i < m; i++) {
+        uint64_t bound = s->seg_order[i] >> 24;
+        if (t.n == t.k && bound < t.h[0].score)
+            break; /* (an equal bound may still win a tie) */
+        s->seg = splade_index_segment(s->ix, 0xFFFFFF - (int)(s->seg_order[i] & 0xFFFFFF));
+        search_segment(s, q, algo, &t);
+    }
     *n_hits = topk_sorted(&t, hits);
     return SPLADE_OK;
 }

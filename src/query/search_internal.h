@@ -1,18 +1,22 @@
-/* Scratch space of one searching thread (search.c) and the methods it dispatches to. */
+/* Scratch space of one searching thread (search.c) and the methods it dispatches to. A search runs
+ * each method on one segment at a time (s->seg), all of them filling one heap: internal ids are the
+ * segment's; seg_offer and seg_can_enter bring in deletions, snapshot ids and the tie rule. */
 #ifndef SPLADE_QUERY_SEARCH_INTERNAL_H
 #define SPLADE_QUERY_SEARCH_INTERNAL_H
 
+#include "index/segment.h"
 #include "query/cursor.h"
 #include "query/topk.h"
 #include "splade/query.h"
 
 struct splade_searcher {
     const splade_index *ix;
+    const splade_segment *seg; /* the segment being searched */
     cursor *cursors;       /* one per query term */
     cursor **order;        /* cursors by ascending upper bound */
     uint64_t *ub_prefix;   /* ub_prefix[i] = sum of the i+1 smallest upper bounds */
     uint32_t *bm;          /* block-max bounds of the non-essential lists for one candidate */
-    int32_t *terms;        /* term of each cursor */
+    int32_t *terms;        /* term of each cursor (the segment's ids) */
     int cap;               /* terms the arrays above hold */
     uint32_t *acc;         /* TAAT accumulators, one per document (allocated on first use) */
     uint32_t *range_ub;    /* BMP: score bound per doc-id range, and scratch (allocated on first use) */
@@ -21,16 +25,37 @@ struct splade_searcher {
     uint64_t *range_bits;  /* per query term, a bitmap of the ranges it occurs in */
     uint32_t range_words;  /* 64-bit words per bitmap */
     int range_bits_cap;    /* terms the bitmaps hold */
-    splade_hit *heap;
+    topk_hit *heap;
     int heap_cap;
+    uint64_t *seg_order;   /* segments by decreasing bound for the query */
+    int seg_cap;
     splade_search_stats stats;
 };
+
+/* Could internal id d of the current segment, with this score (or bound), rank above the worst kept
+ * hit? (A tie wins when d was added before it: the sequence number is read only then.) */
+static inline int seg_can_enter(const splade_searcher *s, const topk *t, uint64_t score, uint32_t d)
+{
+    if (t->n < t->k)
+        return score > 0;
+    if (score != t->h[0].score)
+        return score > t->h[0].score;
+    return splade_segment_seq(s->seg, d) < t->h[0].key;
+}
+
+/* Offers internal id d of the current segment with its exact score: deleted documents never enter. */
+static inline void seg_offer(const splade_searcher *s, topk *t, uint32_t d, uint32_t score)
+{
+    if (!seg_can_enter(s, t, score, d) || splade_segment_deleted(s->seg, d))
+        return;
+    topk_push(t, (topk_hit){splade_segment_seq(s->seg, d), splade_segment_global(s->seg, d), score});
+}
 
 /* MaxScore's setup, shared by its variants: s->order = the n cursors by ascending upper bound,
  * s->ub_prefix[i] = the sum of the first i+1 bounds. */
 void splade_order_by_bound(splade_searcher *s, int n);
 
-/* Each fills t from the query's n cursors (already initialized). */
+/* Each adds the current segment's hits for the query's n cursors (already initialized) into t. */
 void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max);
 void splade_taat(splade_searcher *s, int n, topk *t);
 void splade_wmaxscore(splade_searcher *s, int n, topk *t);

@@ -24,17 +24,17 @@ static void add_list(splade_searcher *s, const cursor *c, uint32_t n_docs)
 
 void splade_taat(splade_searcher *s, int n, topk *t)
 {
-    uint32_t n_docs = splade_index_get_info(s->ix)->n_docs;
+    uint32_t n_docs = s->seg->n_docs;
     for (int i = 0; i < n; i++)
         add_list(s, &s->cursors[i], n_docs);
-    uint32_t theta = 0; /* documents come in id order: one that only ties the k-th score loses */
+    uint32_t theta = topk_threshold(t); /* below it nothing enters; a tie is decided by seg_offer */
     for (uint32_t d = 0; d < n_docs; d++) {
         uint32_t a = s->acc[d];
         if (!a)
             continue;
         s->acc[d] = 0;
-        if (a > theta) { /* theta is 0 until k documents are kept */
-            topk_offer(t, (splade_hit){d, a});
+        if (a >= theta) {
+            seg_offer(s, t, d, a);
             theta = topk_threshold(t);
         }
     }

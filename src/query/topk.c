@@ -11,14 +11,14 @@ static void sift_down(topk *t, int i)
             m = r;
         if (m == i)
             return;
-        splade_hit tmp = t->h[i];
+        topk_hit tmp = t->h[i];
         t->h[i] = t->h[m];
         t->h[m] = tmp;
         i = m;
     }
 }
 
-void topk_push(topk *t, splade_hit x)
+void topk_push(topk *t, topk_hit x)
 {
     if (t->k <= 0)
         return;
@@ -35,7 +35,7 @@ void topk_push(topk *t, splade_hit x)
     t->h[i] = x;
 }
 
-void topk_offer(topk *t, splade_hit x)
+void topk_offer(topk *t, topk_hit x)
 {
     if (t->n < t->k || topk_worse(t->h[0], x))
         topk_push(t, x);
@@ -45,9 +45,20 @@ int topk_sorted(topk *t, splade_hit *out)
 {
     int n = t->n;
     for (int i = n - 1; i >= 0; i--) {
-        out[i] = t->h[0];
+        out[i] = (splade_hit){t->h[0].doc, t->h[0].score};
         t->h[0] = t->h[--t->n];
         sift_down(t, 0);
     }
     return n;
+}
+
+void topk_drop(topk *t, uint32_t lo, uint32_t hi)
+{
+    int k = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->h[i].doc < lo || t->h[i].doc >= hi)
+            t->h[k++] = t->h[i];
+    t->n = k;
+    for (int i = k / 2; i-- > 0;)
+        sift_down(t, i);
 }

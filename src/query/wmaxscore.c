@@ -4,7 +4,7 @@
  * document whose bound (essential score + non-essential upper bounds) can still beat the k-th score
  * probes the non-essential lists, tightened by their block maxima. A window whose essential
  * block-max bound cannot win is skipped without decoding. Documents inside a window are offered in
- * any order, so the pruning tests compare (score, doc) exactly as the ranking does. */
+ * any order, so the pruning tests compare (score, sequence) exactly as the ranking does. */
 #include <string.h>
 
 #include "query/search_internal.h"
@@ -12,10 +12,7 @@
 #define WINDOW 4096
 
 /* Would a document d with this score (or bound) rank above the worst kept hit? */
-static inline int can_enter(const topk *t, uint64_t score, uint32_t d)
-{
-    return t->n < t->k ? score > 0 : score > t->h[0].score || (score == t->h[0].score && d < t->h[0].doc);
-}
+#define can_enter(t, score, d) seg_can_enter(s, t, score, d)
 
 /* Upper bound of the essential lists over [base, end) from block maxima (no decoding). */
 static uint64_t window_bound(cursor **c, int from, int n, uint32_t base, uint32_t end)
@@ -73,17 +70,18 @@ static void finish_doc(splade_searcher *s, cursor **c, int ness, uint32_t d, uin
             s->stats.postings_scored++;
         }
     }
-    if (can_enter(t, score, d))
-        topk_push(t, (splade_hit){d, score});
+    seg_offer(s, t, d, score);
 }
 
 void splade_wmaxscore(splade_searcher *s, int n, topk *t)
 {
     splade_order_by_bound(s, n);
     cursor **c = s->order;
-    uint32_t n_docs = splade_index_get_info(s->ix)->n_docs, acc[WINDOW] = {0};
+    uint32_t n_docs = s->seg->n_docs, acc[WINDOW] = {0};
     uint64_t touched[WINDOW / 64] = {0};
     int ness = 0;
+    while (ness < n && t->n == t->k && s->ub_prefix[ness] < t->h[0].score)
+        ness++; /* the heap may already hold the other segments' hits */
     for (uint32_t base = 0; base < n_docs && ness < n; base += WINDOW) {
         uint32_t end = base + WINDOW < n_docs ? base + WINDOW : n_docs;
         uint64_t rest = ness ? s->ub_prefix[ness - 1] : 0;

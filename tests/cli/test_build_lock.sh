@@ -52,7 +52,7 @@ rc=$?
 kill -0 $a 2>/dev/null || echo "note: the big build finished before the second one was refused"
 wait $a || fail "the build holding the lock failed: $(cat a.out)"
 [ $rc -eq 1 ] || fail "a second build into a locked folder ended with status $rc, not 1: $(cat b.out)"
-grep -q "another build is writing" b.out || fail "the error does not say the folder is locked: $(cat b.out)"
+grep -q "is writing this index" b.out || fail "the error does not say the folder is locked: $(cat b.out)"
 grep -q "pid $a " b.out || fail "the error does not name the holder (pid $a): $(cat b.out)"
 "$BIN" query -i ix --vector-queries q.jsonl -k 10 | cmp -s - big.trec || fail "the lock holder's index was not installed"
 [ "$(ls -A ix)" = "index.spx" ] || fail "left in the index folder: $(ls -A ix)"
@@ -65,10 +65,10 @@ for trial in 1 2; do
     wait $p2; r2=$?
     "$BIN" query -i ix --vector-queries q.jsonl -k 10 > got.trec || fail "trial $trial: the index does not open"
     if [ $r1 -eq 0 ] && [ $r2 -ne 0 ]; then
-        grep -q "another build is writing.*pid $p1 " b2.out || fail "trial $trial: the loser's error: $(cat b2.out)"
+        grep -q "is writing this index.*pid $p1 " b2.out || fail "trial $trial: the loser's error: $(cat b2.out)"
         cmp -s got.trec big.trec || fail "trial $trial: the winner's index is not the one installed"
     elif [ $r2 -eq 0 ] && [ $r1 -ne 0 ]; then
-        grep -q "another build is writing.*pid $p2 " b1.out || fail "trial $trial: the loser's error: $(cat b1.out)"
+        grep -q "is writing this index.*pid $p2 " b1.out || fail "trial $trial: the loser's error: $(cat b1.out)"
         cmp -s got.trec other.trec || fail "trial $trial: the winner's index is not the one installed"
     else
         fail "trial $trial: builds ended with $r1 and $r2; exactly one must fail: $(cat b1.out b2.out)"

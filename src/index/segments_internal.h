@@ -1,0 +1,30 @@
+/* Writing a segmented index folder (segments.c, merge.c): the steps every writer shares. */
+#ifndef SPLADE_INDEX_SEGMENTS_INTERNAL_H
+#define SPLADE_INDEX_SEGMENTS_INTERNAL_H
+
+#include "index/builder_internal.h"
+#include "index/manifest.h"
+#include "splade/index.h"
+
+/* `build` into a folder with a MANIFEST: the builder's documents become the only segment of the
+ * next generation (fresh doc_scale, sequence from 0); the old files are removed. Lock held. */
+int splade_segments_replace_all(splade_index_builder *b, const char *dir, splade_build_stats *st);
+
+/* Removes every segment, deletion and temporary file of DIR that m does not name (index.spx too,
+ * unless m names it). Lock held. */
+void splade_segments_gc(const char *dir, const splade_manifest *m);
+
+/* The folder's current generation, for a writer holding the lock: DIR/MANIFEST, or one made up for
+ * a single-file folder (naming index.spx, generation 0). SPLADE_ERR_NOT_FOUND without an index. */
+int splade_segments_current(const char *dir, splade_manifest *m);
+
+/* Installs m (generation already incremented by the caller), then removes what it no longer names. */
+int splade_segments_install(const char *dir, const splade_manifest *m);
+
+/* Merges segments of the open snapshot ix (of folder dir, lock held) whose indexes are marked in
+ * pick[] into one new segment named seg-<gen>.spx, appended to out (a copy of ix's manifest with the
+ * picked segments removed). merge.c. */
+int splade_segments_merge_into(const splade_index *ix, const char *dir, const int *pick, int threads,
+                               splade_manifest *out);
+
+#endif
