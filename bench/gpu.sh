@@ -299,7 +299,7 @@ if [ "${SKIP_CLI:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d cache/
     # The CLI end to end on the GPU (src/encoder/encoder.c over its CUDA backend): SciFact built with
     # splade-tiny on the GPU in bf16 and fp32 and on the CPU, each queried (queries on the CPU) and
     # scored; then the GPU build again under a batch-token cap that forces the out-of-memory halving.
-    # fp32 on the GPU must give the CPU's run; bf16 within ~0.002 nDCG@10 of it.
+    # nDCG@10: fp32 on the GPU within 0.0005 of the CPU's, bf16 within 0.002.
     say "CLI on the GPU: SciFact build/query/eval (cli.txt)"
     mk all >>"$LOG" 2>&1 || say "  build of the CLI FAILED"
     Q=.gpu/scifact/queries.jsonl; QR=.gpu/scifact/qrels/test.tsv; CI=/tmp/splade-cli-gpu
@@ -322,7 +322,12 @@ if [ "${SKIP_CLI:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d cache/
         printf '| %s | %s | %s | %s |\n' "$spec" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", 5183 / (b - a) }')" \
             "$nd" "$same" >>"$OUT/cli.txt"
     done
-    [ "$(grep -c '^| cuda fp32 .* yes |$' "$OUT/cli.txt")" = 1 ] || { say "  fp32 GPU run differs from the CPU's"; rc=1; }
+    # fp32 vectors are within ~1e-6 of the CPU's, yet a weight on an 8-bit quantization boundary can
+    # move one impact unit, so the runs may differ in a few scores: the check is on nDCG@10
+    awk -F'|' '$2 ~ /cpu bf16/ {c = $4} $2 ~ /cuda fp32/ {f = $4} $2 ~ /cuda bf16/ {b = $4}
+        END { d32 = f - c; d16 = b - c; if (d32 < 0) d32 = -d32; if (d16 < 0) d16 = -d16;
+              exit !(c > 0 && d32 <= 0.0005 && d16 <= 0.002) }' "$OUT/cli.txt" ||
+        { say "  nDCG@10 on the GPU strays from the CPU's (fp32 > 0.0005 or bf16 > 0.002)"; rc=1; }
     cat "$OUT/cli.txt"
 fi
 
