@@ -23,6 +23,7 @@
 #include "splade/index.h"
 #include "splade/model.h"
 #include "splade/pipeline.h"
+#include "splade/segments.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
@@ -278,6 +279,16 @@ static void test_opts_init_defaults(void **state)
     assert_int_equal(i.skipped, 0);
     assert_null(i.progress);
     assert_null(i.progress_user);
+    assert_null(i.cancel);
+    assert_null(e.cancel);
+
+    splade_add_opts a;
+    memset(&a, 0xAB, sizeof a);
+    splade_add_opts_init(&a);
+    assert_int_equal(a.update, 0);
+    assert_int_equal(a.no_merge, 0);
+    assert_int_equal(a.max_segments, 0);
+    assert_int_equal(a.threads, 0);
 
     splade_fetch_opts f;
     memset(&f, 0xAB, sizeof f);

@@ -26,6 +26,10 @@ typedef struct {
     int threads;      /* for checks and merging (<= 0: all cores) */
 } splade_add_opts;
 
+/* Fills *o with the defaults (an existing id is an error, the size-tiered merge runs with its default
+ * limit, all cores): init first, then set the fields you know, so later fields keep their defaults. */
+SPLADE_API void splade_add_opts_init(splade_add_opts *o);
+
 typedef struct {
     uint32_t n_added;          /* documents in the new segment */
     uint32_t n_replaced;       /* live documents it replaced (update) */

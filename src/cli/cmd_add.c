@@ -169,8 +169,12 @@ static int run(int argc, char **argv, const char *cmd, int update)
     splade_add_stats st;
     if (rc == 0) {
         splade_cli_build_time(b);
-        splade_add_opts ao = {.update = update, .no_merge = o.no_merge, .max_segments = o.max_segments,
-                              .threads = o.threads};
+        splade_add_opts ao;
+        splade_add_opts_init(&ao);
+        ao.update = update;
+        ao.no_merge = o.no_merge;
+        ao.max_segments = o.max_segments;
+        ao.threads = o.threads;
         rc = splade_index_add(b, dir, &ao, &st);
     }
     splade_builder_free(b);

@@ -258,9 +258,18 @@ done:
 
 int splade_merge_locked(const char *dir, int max_segments, int threads, splade_merge_stats *st);
 
+void splade_add_opts_init(splade_add_opts *o)
+{
+    *o = (splade_add_opts){.update = 0, .no_merge = 0, .max_segments = 0, .threads = 0};
+}
+
 int splade_index_add(splade_index_builder *b, const char *dir, const splade_add_opts *opts, splade_add_stats *st)
 {
-    splade_add_opts o = opts ? *opts : (splade_add_opts){0};
+    splade_add_opts o;
+    if (opts)
+        o = *opts;
+    else
+        splade_add_opts_init(&o);
     splade_add_stats local;
     st = st ? st : &local;
     memset(st, 0, sizeof *st);
