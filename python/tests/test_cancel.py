@@ -19,7 +19,10 @@ from conftest import EXAMPLE, MODEL, need_model
 N_DOCS = 3000
 
 CHILD = r"""
-import sys, time
+import signal, sys, time
+# started from a shell's background job, the child may inherit SIGINT ignored (then Python installs no
+# handler of its own): give it Python's, as an interactive session has
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from splade_index import Encoder, Index
 what, model, idx, corpus = sys.argv[1:5]
 enc = Encoder(model, device="cpu")
