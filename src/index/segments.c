@@ -124,6 +124,11 @@ static int check_kind(const splade_index *ix, const splade_index_builder *b, con
     if (ix_model != b->has_model)
         return splade_fail(SPLADE_ERR_MISMATCH, "%s was built %s; the documents to add were %s", dir,
                            ix_model ? "with a model" : "from --vectors", b->has_model ? "encoded with a model" : "given as --vectors");
+    int ix_sorted = (ix->info.flags & SPLADE_IX_SORTED_VOCAB) != 0;
+    if (!ix_model && ix_sorted != b->dynamic_vocab) /* both without a model: given tokens vs --vectors' own */
+        return splade_fail(SPLADE_ERR_MISMATCH, "%s was built %s; the documents to add have %s", dir,
+                           ix_sorted ? "from --vectors (a growing vocabulary)" : "over a fixed vocabulary without a model",
+                           b->dynamic_vocab ? "a growing vocabulary (--vectors)" : "a fixed vocabulary without a model");
     if (ix_model && (b->fingerprint != ix->info.fingerprint || (uint32_t)b->n_terms != ix->info.n_terms))
         return splade_fail(SPLADE_ERR_MISMATCH, "%s was built with model %s (fingerprint %016llx); the documents to add "
                            "were encoded with %s (fingerprint %016llx)", dir, ix->info.model_name,
