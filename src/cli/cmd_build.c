@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_env.h"
 #include "cli/cli_output.h"
@@ -96,8 +97,10 @@ static void print_summary(const build_opts *o, const splade_build_stats *st, uin
            "%u invalid lines skipped, %.2f s (inversion %.2f s, write %.2f s)\n",
            st->n_docs, (unsigned long long)st->n_postings, st->n_docs ? (double)st->n_postings / st->n_docs : 0.0,
            st->n_terms_used, st->n_truncated, skipped, secs, st->invert_s, st->write_s);
-    if (!st->file_bytes) { /* a bounded build that wrote segments (--memory) */
-        printf("index: %s (segments, see `splade-index info`)\n", dir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    if (access(path, F_OK) == 0) { /* segments: a bounded build (--memory), or a build into a segmented folder */
+        printf("index: %s (segments, %.1f MB; see `splade-index info`)\n", dir, st->file_bytes / 1e6);
         return;
     }
     printf("index: %s/%s (%.1f MB, %.2f bytes per posting)\n", dir, SPLADE_INDEX_FILE, st->file_bytes / 1e6,

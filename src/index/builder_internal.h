@@ -69,7 +69,7 @@ struct splade_index_builder {
     uint64_t spill_gen;    /* the generation they are named for (seg-<gen>-<k>.spx) */
     uint64_t spilled_docs, spilled_postings;
     uint32_t spilled_truncated;
-    double spill_invert_s, spill_write_s; /* summed over the spills */
+    splade_build_stats spill_st; /* the spills' times and counts, summed */
     strtab seen;           /* ids of spilled documents (duplicate check), hashed */
     long *seen_lines;
     uint32_t seen_cap;

@@ -151,8 +151,14 @@ static int spill_now(splade_index_builder *b)
     b->spilled_docs += b->ids.n;
     b->spilled_postings += st.n_postings;
     b->spilled_truncated += b->n_truncated;
-    b->spill_invert_s += st.invert_s;
-    b->spill_write_s += st.write_s;
+    splade_build_stats *t = &b->spill_st;
+    t->invert_s += st.invert_s;
+    t->reorder_s += st.reorder_s;
+    t->scatter_s += st.scatter_s;
+    t->encode_s += st.encode_s;
+    t->write_s += st.write_s;
+    t->verify_s += st.verify_s;
+    t->file_bytes += st.file_bytes;
     return forget_documents(b);
 }
 
@@ -185,12 +191,10 @@ int splade_spill_install_build(splade_index_builder *b, const char *dir, splade_
     if (rc == 0)
         rc = splade_segments_install(dir, &m);
     b->spills_installed = rc == 0;
-    memset(st, 0, sizeof *st);
+    *st = b->spill_st; /* times per phase and bytes summed over the segments */
     st->n_docs = (uint32_t)b->spilled_docs;
     st->n_postings = b->spilled_postings;
     st->n_truncated = b->spilled_truncated;
-    st->invert_s = b->spill_invert_s;
-    st->write_s = b->spill_write_s;
     st->n_terms_used = (uint32_t)b->n_terms;
     return rc;
 }
