@@ -76,15 +76,21 @@ int splade_builder_has_id(const splade_index_builder *b, const char *id, size_t 
 }
 
 /* The generation the spills will be installed as (the current one + 1) and, for an add, the
- * index's doc_scale. Strays of killed writers are removed first. */
+ * index's doc_scale. A build reads only the MANIFEST (opening the old index would read all of it);
+ * an add opens the index (it does again at the end, with every check). Strays of killed writers
+ * are removed first. */
 static int first_spill(splade_index_builder *b)
 {
     splade_manifest m;
-    int rc = splade_segments_current(b->spill_dir, &m);
-    if (rc == SPLADE_ERR_NOT_FOUND && !b->spill_append)
-        rc = SPLADE_OK; /* a first build into an empty folder */
-    else if (rc == 0)
+    int rc = b->spill_append ? splade_segments_current(b->spill_dir, &m) : splade_manifest_read(b->spill_dir, &m);
+    if (rc == 0) {
         splade_segments_gc(b->spill_dir, &m);
+    } else if (rc == SPLADE_ERR_NOT_FOUND && !b->spill_append) { /* no MANIFEST: empty or a single file */
+        splade_remove_stale(b->spill_dir);
+        splade_manifest_free(&m);
+        memset(&m, 0, sizeof m);
+        rc = SPLADE_OK;
+    }
     b->spill_gen = m.generation + 1;
     if (rc == 0 && b->spill_append && b->fixed_scale == 0)
         b->fixed_scale = m.doc_scale; /* 0 when the index has no postings yet: this spill decides */
