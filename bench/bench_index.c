@@ -8,6 +8,8 @@
  *   build/bench/bench_index [--docs 1000000] [--queries 1000] [--k 10] [--dir /tmp/bench.idx]
  *                           [--topics 1000] [--keep-order 0|1] [--oracle-order 0|1] [--threads N, default all cores]
  *                           [--repeat R: build the same collection R times, each timed, then the best]
+ *                           [--memory-mb M: a bounded build (splade_builder_set_memory): segments past M MiB]
+ *                           [--doc-scale X: quantize with X (to compare a bounded build with an in-memory one)]
  *
  * Collection (defaults): 30,522 terms; per document ~120 distinct terms (uniform 60..180), per
  * query ~25 (12..37). Background terms follow a Zipf law (exponent --zipf 1.0) over term ranks,
@@ -29,7 +31,9 @@
 
 #include "index/format.h"
 #include "splade.h"
+#include "splade/build.h"
 #include "splade/index.h"
+#include "splade/segments.h"
 #include "splade/query.h"
 #include "splade/vectors.h"
 
@@ -38,7 +42,7 @@
 typedef struct {
     uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle, threads, repeat;
     const char *vector_queries;
-    double zipf;
+    double zipf, memory_mb, doc_scale;
     const char *dir;
 } params;
 
@@ -157,6 +161,13 @@ static splade_index_builder *generate(const params *p, const double *cdf, uint32
     splade_index_builder *b;
     if (splade_builder_create((const char *const *)tok, V, NULL, &b) < 0)
         return NULL;
+    /* a bounded build spills while the documents are added: its settings come first */
+    splade_builder_keep_order(b, (int)p->keep_order);
+    splade_builder_set_threads(b, (int)p->threads);
+    if (p->doc_scale > 0 && splade_builder_set_doc_scale(b, (float)p->doc_scale) < 0)
+        return NULL;
+    if (p->memory_mb > 0 && splade_builder_set_memory(b, p->dir, (uint64_t)(p->memory_mb * 1048576.0), 0) < 0)
+        return NULL;
     for (int t = 0; t < V; t++)
         free(tok[t]);
     free(tok);
@@ -233,6 +244,10 @@ static int parse(int argc, char **argv, params *p)
             p->repeat = (uint32_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--keep-order"))
             p->keep_order = (uint32_t)atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--memory-mb"))
+            p->memory_mb = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--doc-scale"))
+            p->doc_scale = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--dir"))
             p->dir = argv[i + 1];
         else
@@ -258,10 +273,9 @@ static int synthetic(const params *p, splade_index **ix, splade_qvec **qs_out)
     splade_index_builder *b = generate(p, cdf, stamp);
     if (!b)
         return -1;
-    printf("generated %u docs in %.1f s (ingest: vectors into the builder)\n", p->docs, now_s() - t0);
+    printf("generated %u docs in %.1f s (ingest: vectors into the builder%s); peak RSS so far %.0f MB\n", p->docs,
+           now_s() - t0, p->memory_mb > 0 ? ", and the segments written on the way" : "", max_rss_mb());
     splade_build_stats st;
-    splade_builder_keep_order(b, (int)p->keep_order);
-    splade_builder_set_threads(b, (int)p->threads);
     if (p->threads)
         printf("build threads: %u\n", p->threads);
     else
@@ -281,6 +295,7 @@ static int synthetic(const params *p, splade_index **ix, splade_qvec **qs_out)
         printf("| phases | reorder %.2f s | invert (radix) %.2f s | encode %.2f s | write %.2f s | fsync + verify %.2f s |\n",
                st.reorder_s, st.scatter_s, st.encode_s, st.write_s - st.verify_s, st.verify_s);
     }
+    printf("build peak RSS %.0f MB (budget: %s)\n", max_rss_mb(), p->memory_mb > 0 ? "--memory-mb" : "none");
     if (p->repeat > 1)
         printf("best of %u builds: %.2f s, %.0f docs/s\n", p->repeat, best, p->docs / best);
     splade_builder_free(b);
@@ -421,8 +436,18 @@ static int time_methods(const splade_index *ix, const params *p, const splade_qv
         printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %llu | %.1fx / %.1fx |\n", names[a], tm[a].median_ms,
                tm[a].p95_ms, tm[a].p99_ms, tm[a].mean_ms, tm[a].cpu_median_ms, (unsigned long long)tm[a].scored,
                tm[2].median_ms / tm[a].median_ms, tm[2].cpu_median_ms / tm[a].cpu_median_ms);
-    printf("top-%u identical across methods for all queries: %s; peak RSS %.0f MB\n", p->k, same ? "yes" : "NO",
-           max_rss_mb());
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of TAAT's hits: compares two runs (bounded vs in-memory) */
+    for (uint32_t i = 0; i < p->queries; i++)
+        for (int j = 0; j < nh[2][i]; j++) {
+            const splade_hit *x = &hits[2][(size_t)i * p->k + (size_t)j];
+            size_t len;
+            const char *id = splade_index_doc_id(ix, x->doc, &len); /* internal ids differ between the two */
+            for (size_t c = 0; c < len; c++)
+                h = (h ^ (unsigned char)id[c]) * 1099511628211ull;
+            h = (h ^ x->score) * 1099511628211ull;
+        }
+    printf("top-%u identical across methods for all queries: %s; hits digest %016llx; peak RSS %.0f MB\n", p->k,
+           same ? "yes" : "NO", (unsigned long long)h, max_rss_mb());
     for (int a = 0; a < NA; a++) {
         free(hits[a]);
         free(nh[a]);
@@ -451,7 +476,10 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < p.queries; i++)
         qterms += (uint64_t)qs[i].n;
     printf("queries: %u, %.1f terms on average\n", p.queries, (double)qterms / p.queries);
-    collection_stats(ix, qs, p.queries);
+    if (splade_index_segment_count(ix) == 1) /* reads one file's postings: not for a segmented index */
+        collection_stats(ix, qs, p.queries);
+    else
+        printf("segments: %d (collection statistics skipped)\n", splade_index_segment_count(ix));
     int same = time_methods(ix, &p, qs);
     for (uint32_t i = 0; i < p.queries; i++)
         splade_qvec_free(&qs[i]);

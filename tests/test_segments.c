@@ -521,6 +521,19 @@ static void test_vocabulary_kind_mismatch(void **state)
     assert_int_equal(splade_index_add(b, dir, NULL, NULL), SPLADE_ERR_MISMATCH);
     assert_non_null(strstr(splade_error_detail(), "--vectors"));
     splade_builder_free(b);
+    /* a fixed vocabulary without a model (the library's builder over given tokens, as bench_index
+     * builds) is another kind than --vectors' growing one: refused before anything is written */
+    uint64_t g = generation_of(dir);
+    assert_int_equal(splade_builder_create(tokens, 2, NULL, &b), 0);
+    assert_int_equal(splade_builder_add_doc(b, "t", "f1", "", "", 1, &doc), 0);
+    assert_int_equal(splade_builder_set_vector(b, doc, (int32_t[]){1}, (float[]){1.0f}, 1), 0);
+    assert_int_equal(splade_index_add(b, dir, NULL, NULL), SPLADE_ERR_MISMATCH);
+    assert_non_null(strstr(splade_error_detail(), "fixed vocabulary"));
+    assert_int_equal(generation_of(dir), g);
+    splade_builder_free(b);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0); /* still opens */
+    splade_index_close(ix);
     remove_dir(dir);
 }
 

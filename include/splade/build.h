@@ -54,6 +54,20 @@ SPLADE_API int splade_builder_lock(splade_index_builder *b, const char *dir);
  * index and both counts): a build that read nothing useful must not wipe out a good index. */
 SPLADE_API void splade_builder_allow_empty(splade_index_builder *b, int allow);
 
+/* Bounded memory (docs/FORMAT.md, "Bounded-memory builds"): once the builder's estimated memory
+ * (splade_builder_memory_estimate: its documents, their vectors and what inverting them takes)
+ * reaches `bytes`, the documents so far are written into DIR as a segment (reordered on its own) and
+ * the builder starts afresh; splade_builder_write (build) or splade_index_add (append != 0) installs
+ * every segment in one new generation, and a builder freed before that removes them. The segments
+ * share one doc_scale: the one set with splade_builder_set_doc_scale, else (append) the index's, else
+ * the first segment's largest weight / 255 (later weights above it are clipped at impact 255 and
+ * counted per segment). Takes the folder's lock (splade_builder_lock). bytes == 0: unbounded (the
+ * default). Call before the first document. */
+SPLADE_API int splade_builder_set_memory(splade_index_builder *b, const char *dir, uint64_t bytes, int append);
+SPLADE_API uint64_t splade_builder_memory_estimate(const splade_index_builder *b);
+/* The CLI's default budget: a quarter of the physical memory. */
+SPLADE_API uint64_t splade_default_memory(void);
+
 /* Lines of a regular uncompressed file (for the progress bar's ETA); 0 if unknown. */
 SPLADE_API uint64_t splade_count_lines(const char *path);
 

@@ -40,6 +40,28 @@ int splade_cli_float(const char *cmd, const char *option, const char *s, double 
     return 0;
 }
 
+int splade_cli_size(const char *cmd, const char *option, const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            break;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    static const char units[] = "KMGT";
+    const char *u = *p ? strchr(units, *p) : NULL;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    int ok = p > s && (!*p || (u && !p[1])) && v > 0 && v <= (UINT64_MAX >> 40);
+    if (!ok) {
+        fprintf(stderr, "splade-index %s: %s: '%s' is not a size (a positive number of bytes, or with K, M, G "
+                "or T: 512M, 4G)\n", cmd, option, s);
+        return 2;
+    }
+    *out = v << shift;
+    return 0;
+}
+
 int splade_cli_check_stdout(void)
 {
     if (!ferror(stdout))

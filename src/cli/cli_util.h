@@ -3,6 +3,8 @@
 #ifndef SPLADE_CLI_UTIL_H
 #define SPLADE_CLI_UTIL_H
 
+#include <stdint.h>
+
 /* Accepted ranges of the options several commands share (documented in README.md). */
 #define SPLADE_CLI_MAX_THREADS 1024
 #define SPLADE_CLI_MAX_BATCH 4096
@@ -13,6 +15,9 @@
  * usage exit status); returns 0 with *out set otherwise. */
 int splade_cli_int(const char *cmd, const char *option, const char *s, long lo, long hi, int *out);
 /* The same for a finite decimal number in lo..hi (hi = INFINITY: no upper bound). */
+/* A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024): "512M", "4G".
+ * Prints the error naming the option and returns 2 (the exit status) on anything else. */
+int splade_cli_size(const char *cmd, const char *option, const char *s, uint64_t *out);
 int splade_cli_float(const char *cmd, const char *option, const char *s, double lo, double hi, float *out);
 /* Flushes and closes standard output. A failed write anywhere before (full disk, /dev/full, a closed
  * pipe) is reported as "splade-index CMD: input/output error: writing standard output: REASON" and

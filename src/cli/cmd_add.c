@@ -18,7 +18,7 @@
 static const char usage_fmt[] =
     "usage: splade-index %s CORPUS.jsonl [-i DIR] [--model DIR|NAME] [--device auto|cpu|cuda] [--precision bf16|fp32]\n"
     "                        [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
-    "                        [--no-merge] [--max-segments N]\n"
+    "                        [--no-merge] [--max-segments N] [--memory SIZE]\n"
     "       splade-index %s --vectors VECTORS.jsonl [-i DIR] [...]\n"
     "\n"
     "Encodes the documents (with the index's model unless --model says otherwise; the same options as\n"
@@ -26,11 +26,14 @@ static const char usage_fmt[] =
     "as a new segment, quantized with the index's doc_scale. The index must exist (`build` creates one).\n"
     "`add` refuses an id that is already in the index; `update` replaces that document (delete + add).\n"
     "Afterwards, when the index has more than N segments (--max-segments, default %d), the smallest are\n"
-    "merged so that N remain (--no-merge: never). Readers keep answering throughout; one writer at a time.\n";
+    "merged so that N remain (--no-merge: never). Readers keep answering throughout; one writer at a time.\n"
+    "--memory SIZE (512M, 4G; default: a quarter of the physical memory): past it, the documents so far\n"
+    "become a segment and the add goes on; all of them are installed together at the end.\n";
 
 typedef struct {
     const char *corpus, *index, *model, *vectors, *device, *precision;
     int batch, max_length, threads, quiet, skip_invalid, allow_empty, no_merge, max_segments;
+    uint64_t memory;
 } add_opts;
 
 static void usage(FILE *f, const char *cmd)
@@ -47,7 +50,8 @@ static int parse(int argc, char **argv, const char *cmd, add_opts *o)
         {"quiet", no_argument, 0, 'q'}, {"skip-invalid", no_argument, 0, 's'},
         {"vectors", required_argument, 0, 'V'}, {"precision", required_argument, 0, 'P'},
         {"allow-empty", no_argument, 0, 'E'}, {"no-merge", no_argument, 0, 'N'},
-        {"max-segments", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"max-segments", required_argument, 0, 'S'}, {"memory", required_argument, 0, 'M'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
     for (int c, bad = 0; (c = getopt_long(argc, argv, "i:qh", longs, NULL)) != -1;) {
@@ -65,6 +69,7 @@ static int parse(int argc, char **argv, const char *cmd, add_opts *o)
         case 'P': o->precision = optarg; break;
         case 'E': o->allow_empty = 1; break;
         case 'N': o->no_merge = 1; break;
+        case 'M': bad = splade_cli_size(cmd, "--memory", optarg, &o->memory); break;
         case 'h': usage(stdout, cmd); return 0;
         default: usage(stderr, cmd); return 2;
         }
@@ -84,6 +89,14 @@ static int parse(int argc, char **argv, const char *cmd, add_opts *o)
         return 2;
     }
     return -1;
+}
+
+/* Before the first document: a bounded add writes segments while it ingests. */
+static int prepare(const add_opts *o, const char *dir, splade_index_builder *b)
+{
+    splade_builder_set_threads(b, o->threads);
+    splade_cli_build_time(b);
+    return splade_builder_set_memory(b, dir, o->memory ? o->memory : splade_default_memory(), 1);
 }
 
 /* A builder over the index's model (or --model's: the library refuses another fingerprint), locked,
@@ -110,6 +123,8 @@ static int ingest_corpus(const add_opts *o, const char *dir, const splade_index_
         rc = splade_builder_create_for_model(m, o->model ? o->model : in->model_name, splade_encoder_max_length(enc), b);
     if (rc == 0)
         rc = splade_builder_lock(*b, dir);
+    if (rc == 0)
+        rc = prepare(o, dir, *b);
     int chunk = (o->batch > 0 ? o->batch : 32) * 8;
     if (rc == 0)
         rc = splade_ingest_corpus(*b, o->corpus, enc, chunk, io);
@@ -160,6 +175,8 @@ static int run(int argc, char **argv, const char *cmd, int update)
         if (rc == 0)
             rc = splade_builder_lock(b, dir);
         if (rc == 0)
+            rc = prepare(&o, dir, b);
+        if (rc == 0)
             rc = splade_ingest_vectors(b, o.vectors, &io);
     } else if (rc == 0 && !(in.flags & SPLADE_IX_HAS_MODEL)) {
         rc = splade_fail(SPLADE_ERR_MISMATCH, "%s was built from --vectors: add --vectors FILE to it", dir);
@@ -168,7 +185,6 @@ static int run(int argc, char **argv, const char *cmd, int update)
     }
     splade_add_stats st;
     if (rc == 0) {
-        splade_cli_build_time(b);
         splade_add_opts ao;
         splade_add_opts_init(&ao);
         ao.update = update;

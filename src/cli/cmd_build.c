@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_env.h"
 #include "cli/cli_output.h"
@@ -15,8 +16,9 @@
 static const char usage_text[] =
     "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda]\n"
     "                          [--precision bf16|fp32] [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
-    "                          [--allow-empty] [--doc-scale X]\n"
+    "                          [--allow-empty] [--doc-scale X] [--memory SIZE]\n"
     "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
+    "                          [--doc-scale X] [--memory SIZE]\n"
     "\n"
     "Encodes every document of CORPUS.jsonl ({\"_id\",\"title\",\"text\"} or {\"id\",\"contents\"}) and\n"
     "writes the index to DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). --vectors indexes\n"
@@ -26,12 +28,16 @@ static const char usage_text[] =
     "format, bf16 (default, fast) or fp32 (the CPU's vectors); the CPU always computes in fp32.\n"
     "One build at a time per DIR (a second one fails naming the first). A build without postings does\n"
     "not replace an index that has some unless --allow-empty. --doc-scale X: quantize with this weight of\n"
-    "one impact unit instead of the largest weight / 255 (to compare with a segmented index: see `info`).\n";
+    "one impact unit instead of the largest weight / 255 (to compare with a segmented index: see `info`).\n"
+    "--memory SIZE (512M, 4G; default: a quarter of the physical memory): when the documents and their\n"
+    "inversion would need more, they are written as a segment and the build goes on; all segments are\n"
+    "installed together at the end (docs/FORMAT.md, \"Bounded-memory builds\").\n";
 
 typedef struct {
     const char *corpus, *out, *model, *vectors, *device, *precision;
     int batch, max_length, threads, quiet, skip_invalid, allow_empty;
     float doc_scale;
+    uint64_t memory;
 } build_opts;
 
 static int parse(int argc, char **argv, build_opts *o)
@@ -43,6 +49,7 @@ static int parse(int argc, char **argv, build_opts *o)
         {"quiet", no_argument, 0, 'q'}, {"skip-invalid", no_argument, 0, 's'},
         {"vectors", required_argument, 0, 'V'}, {"precision", required_argument, 0, 'P'},
         {"allow-empty", no_argument, 0, 'E'}, {"doc-scale", required_argument, 0, 'D'},
+        {"memory", required_argument, 0, 'M'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
@@ -60,6 +67,7 @@ static int parse(int argc, char **argv, build_opts *o)
         case 'P': o->precision = optarg; break;
         case 'E': o->allow_empty = 1; break;
         case 'D': bad = splade_cli_float("build", "--doc-scale", optarg, 0, 3.4e38, &o->doc_scale); break;
+        case 'M': bad = splade_cli_size("build", "--memory", optarg, &o->memory); break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -89,8 +97,24 @@ static void print_summary(const build_opts *o, const splade_build_stats *st, uin
            "%u invalid lines skipped, %.2f s (inversion %.2f s, write %.2f s)\n",
            st->n_docs, (unsigned long long)st->n_postings, st->n_docs ? (double)st->n_postings / st->n_docs : 0.0,
            st->n_terms_used, st->n_truncated, skipped, secs, st->invert_s, st->write_s);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    if (access(path, F_OK) == 0) { /* segments: a bounded build (--memory), or a build into a segmented folder */
+        printf("index: %s (segments, %.1f MB; see `splade-index info`)\n", dir, st->file_bytes / 1e6);
+        return;
+    }
     printf("index: %s/%s (%.1f MB, %.2f bytes per posting)\n", dir, SPLADE_INDEX_FILE, st->file_bytes / 1e6,
            st->n_postings ? (double)st->file_bytes / (double)st->n_postings : 0.0);
+}
+
+/* Settings the inversion needs before the first document: a bounded build inverts during ingest. */
+static int prepare(const build_opts *o, const char *dir, splade_index_builder *b)
+{
+    splade_builder_set_threads(b, o->threads);
+    splade_builder_allow_empty(b, o->allow_empty);
+    splade_cli_build_time(b);
+    int rc = splade_builder_set_doc_scale(b, o->doc_scale);
+    return rc == 0 ? splade_builder_set_memory(b, dir, o->memory ? o->memory : splade_default_memory(), 0) : rc;
 }
 
 /* Loads the model, creates the encoder and a builder over the model's vocabulary, ingests. */
@@ -116,6 +140,8 @@ static int build_from_corpus(const build_opts *o, const char *out_dir, splade_in
                                              splade_encoder_max_length(enc), b);
     if (rc == 0)
         rc = splade_builder_lock(*b, out_dir); /* before the long part: a second build fails at once */
+    if (rc == 0)
+        rc = prepare(o, out_dir, *b);
     int chunk = (o->batch > 0 ? o->batch : 32) * 8; /* several batches per call: better length sorting */
     if (rc == 0)
         rc = splade_ingest_corpus(*b, o->corpus, enc, chunk, io);
@@ -151,20 +177,15 @@ int cmd_build(int argc, char **argv)
         if (rc == 0)
             rc = splade_builder_lock(b, dir);
         if (rc == 0)
+            rc = prepare(&o, dir, b);
+        if (rc == 0)
             rc = splade_ingest_vectors(b, o.vectors, &io);
     } else {
         rc = build_from_corpus(&o, dir, &io, &b);
     }
     splade_build_stats st;
-    if (rc == 0) {
-        splade_builder_set_threads(b, o.threads);
-        splade_builder_allow_empty(b, o.allow_empty);
-        rc = splade_builder_set_doc_scale(b, o.doc_scale);
-    }
-    if (rc == 0) {
-        splade_cli_build_time(b);
+    if (rc == 0)
         rc = splade_builder_write(b, dir, &st);
-    }
     splade_builder_free(b);
     if (rc < 0)
         return fail(rc);

@@ -57,6 +57,8 @@ int splade_builder_create(const char *const *tokens, int32_t n_terms, const spla
     if (rc == 0)
         rc = strtab_init(&b->store, 0);
     if (rc == 0)
+        rc = strtab_init(&b->seen, 1);
+    if (rc == 0)
         rc = add_tokens(b, tokens, n_terms);
     if (rc == 0)
         rc = set_model(b, model);
@@ -72,7 +74,12 @@ void splade_builder_free(splade_index_builder *b)
 {
     if (!b)
         return;
+    splade_spill_discard(b);
     splade_dir_lock_release(&b->lock);
+    strtab_free(&b->seen);
+    free(b->seen_lines);
+    free(b->spills);
+    free(b->spill_dir);
     strtab_free(&b->vocab);
     strtab_free(&b->ids);
     strtab_free(&b->store);
@@ -127,10 +134,10 @@ int splade_builder_add_doc(splade_index_builder *b, const char *where, const cha
     if (!b || !id)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_builder_add_doc: NULL argument");
     size_t id_len = strlen(id);
-    int64_t prev = strtab_find(&b->ids, id, id_len);
-    if (prev >= 0)
+    long first;
+    if (splade_builder_has_id(b, id, id_len, &first))
         return splade_fail(SPLADE_ERR_DUPLICATE, "%s:%ld: duplicate id \"%s\" (first seen on line %ld)",
-                           where ? where : "input", line, id, b->lines[prev]);
+                           where ? where : "input", line, id, first);
     if (b->ids.n == UINT32_MAX - 1)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "more than 2^32 - 2 documents");
     if (b->ids.n == b->doc_cap && grow_docs(b) < 0)
@@ -179,8 +186,8 @@ static int reserve_forward(splade_index_builder *b, uint64_t extra)
     if (b->fn + extra <= b->fcap)
         return SPLADE_OK;
     uint64_t cap = b->fcap ? b->fcap : 1 << 16;
-    while (cap < b->fn + extra)
-        cap *= 2;
+    while (cap < b->fn + extra) /* under a memory budget, small steps: a doubling would overshoot it */
+        cap = b->memory ? cap + cap / 4 + extra : cap * 2;
     int32_t *t = realloc(b->fterms, cap * sizeof *t);
     if (t)
         b->fterms = t;
@@ -218,7 +225,8 @@ int splade_builder_set_vector(splade_index_builder *b, uint32_t doc, const int32
     b->fwd_off[doc] = b->fn;
     b->fwd_len[doc] = (uint32_t)n;
     b->fn += (uint64_t)n;
-    return SPLADE_OK;
+    b->n_vectors++;
+    return b->memory ? splade_builder_maybe_spill(b) : SPLADE_OK;
 }
 
 void splade_builder_keep_order(splade_index_builder *b, int keep)
@@ -277,5 +285,5 @@ void splade_builder_add_truncated(splade_index_builder *b, uint32_t n)
 
 uint32_t splade_builder_n_docs(const splade_index_builder *b)
 {
-    return b->ids.n;
+    return (uint32_t)(b->spilled_docs + b->ids.n); /* spilled ones too (spill.c) */
 }

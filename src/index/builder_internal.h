@@ -9,6 +9,8 @@
 #include "index/strtab.h"
 #include "splade/index.h"
 
+struct splade_manifest_seg;
+
 #define NO_VECTOR UINT64_MAX
 #define SPLADE_MAX_THREADS 64 /* threads the inversion uses at most */
 
@@ -56,6 +58,21 @@ struct splade_index_builder {
     float written_scale;   /* out: the doc_scale of the last file written */
     splade_dir_lock lock;  /* taken by splade_builder_lock, released by splade_builder_free */
     const volatile int *cancel; /* the caller's flag, read between the write's stages; NULL: none */
+    /* Bounded memory (spill.c): the documents so far become a segment of spill_dir once the estimate
+     * reaches `memory`; all of them are installed in one generation at the end. */
+    uint64_t memory;       /* budget in bytes; 0: unbounded */
+    int spill_append;      /* 1: the spills are added to the index (add): its doc_scale and sequence */
+    char *spill_dir;
+    uint32_t n_vectors;    /* documents with a vector: a spill waits until every document has one */
+    struct splade_manifest_seg *spills; /* written, not yet installed; seq_base relative to the first */
+    int n_spills, spill_cap, spills_installed;
+    uint64_t spill_gen;    /* the generation they are named for (seg-<gen>-<k>.spx) */
+    uint64_t spilled_docs, spilled_postings;
+    uint32_t spilled_truncated;
+    splade_build_stats spill_st; /* the spills' times and counts, summed */
+    strtab seen;           /* ids of spilled documents (duplicate check), hashed */
+    long *seen_lines;
+    uint32_t seen_cap;
 };
 
 /* Document d's forward terms / weights (fwd_len[d] of them). The arrays stay NULL while no document
@@ -95,6 +112,15 @@ typedef struct {
 } splade_inverted;
 
 int splade_invert(const splade_index_builder *b, splade_inverted *out);
+
+/* spill.c. Whether id is one of the builder's documents, spilled or not (its input line into *line). */
+int splade_builder_has_id(const splade_index_builder *b, const char *id, size_t len, long *line);
+/* After document vectors are set: writes the documents so far as a segment when the budget is reached. */
+int splade_builder_maybe_spill(splade_index_builder *b);
+/* build: the remaining documents as the last segment, then every spilled segment in one new generation. */
+int splade_spill_install_build(splade_index_builder *b, const char *dir, splade_build_stats *st);
+/* Unlinks the spilled segments that were never installed (a failed build or add). */
+void splade_spill_discard(splade_index_builder *b);
 
 /* Document doc's sequence offset (merge.c keeps the documents' original order across a merge):
  * stored in DOCSEQ. Documents without one keep their position. */

@@ -392,6 +392,9 @@ int splade_builder_write_named(splade_index_builder *b, const char *dir, const c
  * without gets DIR/index.spx, as before segments existed. */
 static int invert_and_install(splade_index_builder *b, const char *dir, splade_build_stats *st)
 {
+    if (b->n_spills) /* a bounded build that reached its budget: a generation of its segments (spill.c) */
+        return b->spilled_postings || b->fn ? splade_spill_install_build(b, dir, st)
+                                            : splade_fail(SPLADE_ERR_INVALID_ARG, "%s: spilled segments without postings", dir);
     int rc = refuse_empty(b, dir);
     if (rc < 0)
         return rc;

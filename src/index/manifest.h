@@ -11,7 +11,7 @@
 #define SPLADE_MANIFEST_VERSION 1
 #define SPLADE_NAME_MAX 64
 
-typedef struct {
+typedef struct splade_manifest_seg {
     char file[SPLADE_NAME_MAX];      /* seg-<generation>.spx, or index.spx (a converted single-file index) */
     uint32_t n_docs;                 /* documents in the file, deleted ones included */
     uint64_t seq_base;
@@ -20,7 +20,7 @@ typedef struct {
     uint64_t clipped;                /* postings saturated at 255 under the index's doc_scale */
 } splade_manifest_seg;
 
-typedef struct {
+typedef struct splade_manifest {
     uint64_t generation;
     float doc_scale;                 /* shared by every segment; 0 until one has postings */
     uint64_t next_seq;               /* sequence number of the next document added */

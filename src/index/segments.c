@@ -34,6 +34,11 @@ static int ends_with(const char *s, const char *suffix)
 
 void splade_segments_gc(const char *dir, const splade_manifest *m)
 {
+    splade_segments_gc_keep(dir, m, NULL);
+}
+
+void splade_segments_gc_keep(const char *dir, const splade_manifest *m, const splade_index_builder *keep)
+{
     splade_remove_stale(dir);
     DIR *d = opendir(dir);
     if (!d)
@@ -42,6 +47,8 @@ void splade_segments_gc(const char *dir, const splade_manifest *m)
         const char *n = e->d_name;
         int ours = (!strncmp(n, "seg-", 4) && ends_with(n, ".spx")) || (!strncmp(n, "del-", 4) && ends_with(n, ".del")) ||
                    !strcmp(n, SPLADE_INDEX_FILE);
+        for (int i = 0; ours && keep && i < keep->n_spills; i++) /* an add's segments, not yet installed */
+            ours = strcmp(keep->spills[i].file, n) != 0;
         char path[4096];
         if (ours && !named(m, n) && snprintf(path, sizeof path, "%s/%s", dir, n) < (int)sizeof path)
             unlink(path);
@@ -71,6 +78,17 @@ static int current(const splade_index *ix, splade_manifest *m)
     return SPLADE_OK;
 }
 
+int splade_segments_current(const char *dir, splade_manifest *m)
+{
+    splade_index *ix = NULL;
+    memset(m, 0, sizeof *m);
+    int rc = splade_index_open_threads(dir, 1, &ix);
+    if (rc == 0)
+        rc = current(ix, m);
+    splade_index_close(ix);
+    return rc;
+}
+
 int splade_segments_install(const char *dir, const splade_manifest *m)
 {
     int rc = splade_manifest_write(dir, m);
@@ -81,7 +99,8 @@ int splade_segments_install(const char *dir, const splade_manifest *m)
 
 /* The index of a writer, opened under its lock (so it is the current generation), with the strays
  * of killed writers removed. A missing index is SPLADE_ERR_NOT_FOUND with a hint. */
-static int open_for_writing(const char *dir, int threads, splade_index **ix, splade_manifest *m)
+static int open_for_writing(const char *dir, int threads, const splade_index_builder *keep, splade_index **ix,
+                            splade_manifest *m)
 {
     *ix = NULL;
     memset(m, 0, sizeof *m);
@@ -91,7 +110,7 @@ static int open_for_writing(const char *dir, int threads, splade_index **ix, spl
     if (rc < 0)
         return rc;
     if ((*ix)->is_snapshot)
-        splade_segments_gc(dir, &(*ix)->man);
+        splade_segments_gc_keep(dir, &(*ix)->man, keep);
     else
         splade_remove_stale(dir);
     return current(*ix, m);
@@ -105,6 +124,11 @@ static int check_kind(const splade_index *ix, const splade_index_builder *b, con
     if (ix_model != b->has_model)
         return splade_fail(SPLADE_ERR_MISMATCH, "%s was built %s; the documents to add were %s", dir,
                            ix_model ? "with a model" : "from --vectors", b->has_model ? "encoded with a model" : "given as --vectors");
+    int ix_sorted = (ix->info.flags & SPLADE_IX_SORTED_VOCAB) != 0;
+    if (!ix_model && ix_sorted != b->dynamic_vocab) /* both without a model: given tokens vs --vectors' own */
+        return splade_fail(SPLADE_ERR_MISMATCH, "%s was built %s; the documents to add have %s", dir,
+                           ix_sorted ? "from --vectors (a growing vocabulary)" : "over a fixed vocabulary without a model",
+                           b->dynamic_vocab ? "a growing vocabulary (--vectors)" : "a fixed vocabulary without a model");
     if (ix_model && (b->fingerprint != ix->info.fingerprint || (uint32_t)b->n_terms != ix->info.n_terms))
         return splade_fail(SPLADE_ERR_MISMATCH, "%s was built with model %s (fingerprint %016llx); the documents to add "
                            "were encoded with %s (fingerprint %016llx)", dir, ix->info.model_name,
@@ -119,8 +143,9 @@ static int find_replaced(const splade_index *ix, const splade_index_builder *b, 
                          uint32_t *n_replaced)
 {
     *n_replaced = 0;
-    int64_t first = -1;
+    long first = -1, line;
     int first_seg = 0;
+    char first_id[1024] = "";
     for (int s = 0; s < ix->n_segs; s++) {
         const splade_segment *g = &ix->segs[s];
         for (uint32_t d = 0; d < g->n_docs; d++) {
@@ -128,12 +153,13 @@ static int find_replaced(const splade_index *ix, const splade_index_builder *b, 
                 continue;
             size_t len;
             const char *id = splade_index_doc_id(g->ix, d, &len);
-            int64_t at = strtab_find(&b->ids, id, len);
-            if (at < 0)
+            if (!splade_builder_has_id(b, id, len, &line)) /* spilled documents too (spill.c) */
                 continue;
             if (!update) {
-                if (first < 0 || b->lines[at] < b->lines[first])
-                    first = at, first_seg = s;
+                if (first < 0 || line < first) {
+                    first = line, first_seg = s;
+                    snprintf(first_id, sizeof first_id, "%.*s", (int)len, id);
+                }
                 continue;
             }
             if (!del[s] && !(del[s] = calloc((size_t)g->n_docs / 64 + 1, 8)))
@@ -144,10 +170,8 @@ static int find_replaced(const splade_index *ix, const splade_index_builder *b, 
     }
     if (first < 0)
         return SPLADE_OK;
-    size_t len;
-    const char *id = strtab_get(&b->ids, (uint32_t)first, &len);
-    return splade_fail(SPLADE_ERR_DUPLICATE, "%s:%ld: id \"%.*s\" is already in the index (segment %s/%s): use "
-                       "`update` to replace it", b->where ? b->where : "input", b->lines[first], (int)len, id,
+    return splade_fail(SPLADE_ERR_DUPLICATE, "%s:%ld: id \"%s\" is already in the index (segment %s/%s): use "
+                       "`update` to replace it", b->where ? b->where : "input", first, first_id,
                        ix->path, ix->man.n_segs ? ix->man.segs[first_seg].file : SPLADE_INDEX_FILE);
 }
 
@@ -229,7 +253,7 @@ static int add_locked(splade_index_builder *b, const char *dir, const splade_add
 {
     splade_index *ix;
     splade_manifest m;
-    int rc = open_for_writing(dir, o->threads, &ix, &m);
+    int rc = open_for_writing(dir, o->threads, b, &ix, &m);
     uint64_t **del = ix ? calloc((size_t)ix->n_segs + 1, sizeof *del) : NULL;
     if (rc == 0 && !del)
         rc = splade_fail(SPLADE_ERR_NOMEM, "deletions");
@@ -237,17 +261,24 @@ static int add_locked(splade_index_builder *b, const char *dir, const splade_add
         rc = check_kind(ix, b, dir);
     if (rc == 0)
         rc = find_replaced(ix, b, o->update, del, &st->n_replaced);
-    if (rc == 0 && b->ids.n == 0 && st->n_replaced == 0) { /* nothing to do (add --allow-empty of nothing) */
+    if (rc == 0 && b->ids.n == 0 && b->n_spills == 0 && st->n_replaced == 0) { /* nothing to do (add --allow-empty of nothing) */
         st->generation = m.generation;
         goto done;
     }
     m.generation++;
+    if (rc == 0 && b->n_spills) /* the segments written while the budget was reached (spill.c) */
+        rc = splade_spill_append(b, &m);
     if (rc == 0 && b->ids.n > 0)
         rc = write_segment(b, dir, &m, st);
+    st->n_added = (uint32_t)(b->spilled_docs + b->ids.n);
+    if (!st->segment[0] && b->n_spills) /* every document went into spilled segments: name the last */
+        snprintf(st->segment, sizeof st->segment, "%s", b->spills[b->n_spills - 1].file);
+    st->n_postings = st->build.n_postings + b->spilled_postings;
     if (rc == 0)
         rc = apply_deletions(ix, dir, &m, del);
     if (rc == 0)
         rc = splade_segments_install(dir, &m);
+    b->spills_installed |= rc == 0;
     st->generation = m.generation;
 done:
     free_dels(del, ix ? ix->n_segs : 0);
@@ -331,7 +362,7 @@ static int delete_locked(const char *dir, const char *const *ids, size_t n, int 
     strtab want;
     int rc = strtab_init(&want, 1);
     if (rc == 0)
-        rc = open_for_writing(dir, 0, &ix, &m);
+        rc = open_for_writing(dir, 0, NULL, &ix, &m);
     else
         ix = NULL, memset(&m, 0, sizeof m);
     for (size_t i = 0; rc == 0 && i < n; i++)

@@ -13,6 +13,8 @@ int splade_segments_replace_all(splade_index_builder *b, const char *dir, splade
 /* Removes every segment, deletion and temporary file of DIR that m does not name (index.spx too,
  * unless m names it). Lock held. */
 void splade_segments_gc(const char *dir, const splade_manifest *m);
+/* The same, sparing the segments `keep` spilled and has not installed yet (spill.c). */
+void splade_segments_gc_keep(const char *dir, const splade_manifest *m, const splade_index_builder *keep);
 
 /* The folder's current generation, for a writer holding the lock: DIR/MANIFEST, or one made up for
  * a single-file folder (naming index.spx, generation 0). SPLADE_ERR_NOT_FOUND without an index. */
@@ -26,5 +28,9 @@ int splade_segments_install(const char *dir, const splade_manifest *m);
  * picked segments removed). merge.c. */
 int splade_segments_merge_into(const splade_index *ix, const char *dir, const int *pick, int threads,
                                splade_manifest *out);
+
+/* add: appends the builder's spilled segments (spill.c) to m, the next generation (the one they are
+ * named for), after the index's sequence; m's segment array grows. */
+int splade_spill_append(splade_index_builder *b, splade_manifest *m);
 
 #endif
