@@ -18,6 +18,7 @@
 #include "splade.h"
 #include "splade/encoder.h"
 #include "splade/model.h"
+#include "splade/tokenizer.h"
 
 #include "gpu_random_model.h"
 
@@ -127,6 +128,71 @@ static void test_cpu_ignores_list(void **state)
     assert_int_equal(splade_encoder_create(&g_m, &o, &e), SPLADE_OK);
     assert_int_equal(splade_encoder_device(e), SPLADE_DEVICE_CPU);
     splade_encoder_free(e);
+}
+
+
+/* ---- tokenizing on several threads (no GPU needed; splade-tiny, on the CPU) ----------------------- */
+
+/* splade_encoder_encode tokenizes calls of >= 128 texts on two threads or more and packs the parts:
+ * the vectors must be those of the same ids tokenized here one by one, in order, with the same cut
+ * at max_length, and n_truncated must count the cut texts of every part. */
+static void test_parallel_tokenize(void **state)
+{
+    (void)state;
+    const char *dir = getenv("SPLADE_TINY_DIR") ? getenv("SPLADE_TINY_DIR") : "cache/splade-tiny";
+    splade_model *m = NULL;
+    if (splade_model_load(dir, &m) != SPLADE_OK) {
+        printf("  skipped: no splade-tiny at %s (`make models`)\n", dir);
+        skip();
+    }
+    enum { N = 300, MAXLEN = 12 };
+    static char buf[N][160];
+    const char *texts[N];
+    int want_cut = 0;
+    for (int i = 0; i < N; i++) {
+        const int words = 1 + (i * 7) % 17; /* 1 .. 17 words: some over MAXLEN - 2 */
+        int o = 0;
+        for (int w = 0; w < words; w++)
+            o += snprintf(buf[i] + o, sizeof buf[i] - o, "%s%s", w ? " " : "", (i + w) % 3 ? "protein" : "cell");
+        texts[i] = buf[i];
+        want_cut += words + 2 > MAXLEN;
+    }
+    splade_encoder_opts o;
+    splade_encoder_opts_init(&o);
+    o.device = SPLADE_DEVICE_CPU;
+    o.quiet = 1;
+    o.max_length = MAXLEN;
+    o.threads = 1;
+    splade_encoder *e = NULL;
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    static splade_sparse a[N], b[N];
+    int cut = -1;
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, N, a, &cut), SPLADE_OK);
+    assert_int_equal(cut, want_cut);
+    assert_true(cut > 0 && cut < N);
+    int32_t *ids = malloc((size_t)N * (MAXLEN + 1) * sizeof *ids), off[N + 1];
+    off[0] = 0;
+    for (int i = 0; i < N; i++) {
+        int32_t k = 0;
+        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), texts[i], strlen(texts[i]), MAXLEN + 1,
+                                         ids + off[i], &k), SPLADE_OK);
+        if (k > MAXLEN) { /* the encoder's cut: [CLS] ... [SEP] */
+            ids[off[i] + MAXLEN - 1] = ids[off[i] + k - 1];
+            k = MAXLEN;
+        }
+        off[i + 1] = off[i] + k;
+    }
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, b), SPLADE_OK);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(a[i].n, b[i].n);
+        assert_memory_equal(a[i].terms, b[i].terms, (size_t)a[i].n * sizeof *a[i].terms);
+        assert_memory_equal(a[i].weights, b[i].weights, (size_t)a[i].n * sizeof *a[i].weights);
+        splade_sparse_free(&a[i]);
+        splade_sparse_free(&b[i]);
+    }
+    free(ids);
+    splade_encoder_free(e);
+    splade_model_free(m);
 }
 
 /* ---- GPU cases ---------------------------------------------------------------------------------- */
@@ -316,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_bad_opts),
         cmocka_unit_test(test_cpu_ignores_list),
         cmocka_unit_test(test_list_without_gpu),
+        cmocka_unit_test(test_parallel_tokenize),
         cmocka_unit_test(test_same_bits_bf16),
         cmocka_unit_test(test_same_bits_fp32_dense_topk),
         cmocka_unit_test(test_same_bits_when_splitting),

@@ -604,6 +604,76 @@ static int tokenize_one(const splade_encoder *e, const char *text, size_t len, i
     return SPLADE_OK;
 }
 
+/* Texts [from, to) of one tokenizing thread: text i into ids + i * (max_length + 1), its length
+ * into len[i]. On a failure: the text's index in bad, its detail in detail. */
+typedef struct {
+    const splade_encoder *e;
+    const char *const *texts;
+    const size_t *lens;
+    int from, to, cut, bad, rc;
+    int32_t *ids, *len;
+    char detail[1024];
+} tok_part;
+
+static void *tokenize_part(void *arg)
+{
+    tok_part *p = arg;
+    const size_t cap = (size_t)p->e->o.max_length + 1;
+    for (int i = p->from; i < p->to && !p->rc; i++) {
+        int tr = 0;
+        const char *t = p->texts[i] ? p->texts[i] : "";
+        p->rc = tokenize_one(p->e, t, p->lens ? p->lens[i] : strlen(t), p->ids + (size_t)i * cap, &p->len[i], &tr);
+        p->cut += tr;
+        if (p->rc) {
+            p->bad = i;
+            snprintf(p->detail, sizeof p->detail, "%s", splade_error_detail());
+        }
+    }
+    return NULL;
+}
+
+/* Tokenizes the n texts into ids (room for max_length + 1 each) and packs them: sequence i is
+ * ids[offsets[i] .. offsets[i+1]). The texts are cut into one part per GPU encoder (two for a single
+ * device), each tokenized on its own thread (the tokenizer is immutable), so that the CPU keeps up
+ * with N GPUs (issue #17); calls of fewer than 64 texts per part stay on this thread. The packed
+ * result is the same whatever the split. On a failure, the first
+ * failing text's index goes to *bad. */
+static int tokenize_all(const splade_encoder *e, const char *const *texts, const size_t *lens, int n, int32_t *ids,
+                        int32_t *offsets, int *cut, int *bad)
+{
+    const size_t cap = (size_t)e->o.max_length + 1;
+    const int want = e->n_slots > 1 ? e->n_slots : 2; /* two threads even for one device: it is free */
+    const int np = n >= 64 * want ? want : 1;
+    tok_part parts[SPLADE_MAX_DEVICES];
+    pthread_t th[SPLADE_MAX_DEVICES];
+    int32_t *len = offsets + 1; /* lengths first, prefix sums after */
+    for (int p = 0; p < np; p++)
+        parts[p] = (tok_part){.e = e, .texts = texts, .lens = lens, .from = (int)((long)n * p / np),
+                              .to = (int)((long)n * (p + 1) / np), .bad = -1, .ids = ids, .len = len};
+    int started = 0;
+    for (int p = 1; p < np && !pthread_create(&th[p], NULL, tokenize_part, &parts[p]); p++)
+        started = p;
+    for (int p = started + 1; p < np; p++) /* threads that did not start: tokenized here */
+        tokenize_part(&parts[p]);
+    tokenize_part(&parts[0]);
+    for (int p = 1; p <= started; p++)
+        pthread_join(th[p], NULL);
+    for (int p = 0; p < np; p++)
+        if (parts[p].rc) {
+            *bad = parts[p].bad;
+            return splade_fail(parts[p].rc, "%s", parts[p].detail);
+        }
+    offsets[0] = 0;
+    for (int i = 0; i < n; i++) { /* pack: offsets[i] <= i * cap, so each move goes left */
+        const int32_t k = len[i];
+        memmove(ids + offsets[i], ids + (size_t)i * cap, (size_t)k * sizeof *ids);
+        offsets[i + 1] = offsets[i] + k;
+    }
+    for (int p = 0; p < np; p++)
+        *cut += parts[p].cut;
+    return SPLADE_OK;
+}
+
 int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
                           splade_sparse *out, int *n_truncated)
 {
@@ -619,20 +689,12 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
         free(offsets);
         return splade_fail(SPLADE_ERR_NOMEM, "encoder: ids of %d texts", n);
     }
-    int rc = SPLADE_OK, cut = 0, i;
-    offsets[0] = 0;
-    for (i = 0; i < n && !rc; i++) {
-        int32_t k = 0;
-        int tr = 0;
-        const char *t = texts[i] ? texts[i] : "";
-        rc = tokenize_one(e, t, lens ? lens[i] : strlen(t), ids + offsets[i], &k, &tr);
-        offsets[i + 1] = offsets[i] + k;
-        cut += tr;
-    }
+    int cut = 0, bad = -1;
+    int rc = tokenize_all(e, texts, lens, n, ids, offsets, &cut, &bad);
     if (rc) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", splade_error_detail());
-        rc = splade_fail(rc, "tokenizing text %d: %s", i - 1, detail);
+        rc = splade_fail(rc, "tokenizing text %d: %s", bad, detail);
     } else {
         rc = splade_encoder_encode_ids(e, ids, offsets, n, out);
     }
