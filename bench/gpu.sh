@@ -30,7 +30,8 @@
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 240; the peer's
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
 # CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_CLI=1 (the CLI's
-# SciFact build/query/eval on the GPU and the CPU), SKIP_LAB=1 (the kernel lab: build/lab programs and the
+# SciFact build/query/eval on the GPU and the CPU), SKIP_MGPU=1 (issue #17: index bytes of cuda:0 against
+# cuda:0,0 / cuda:all, and bench_multi_gpu's scaling; MGPU_SPECS, MGPU_R), SKIP_LAB=1 (the kernel lab: build/lab programs and the
 # tile rows; LAB_LMHEAD_ARGS / LAB_ATTN_ARGS: the programs' options, e.g. "5 7 --B 128 --S 256"), NCU=1
 # (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs: PREBUILT=dir (carried binaries
 # dir/splade-index with dir/libsplade.so.0 and dir/libsplade-cuda.so beside it — the library loads the GPU
@@ -331,6 +332,45 @@ if [ "${SKIP_CLI:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d cache/
     cat "$OUT/cli.txt"
 fi
 
+if [ "${SKIP_MGPU:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cache/splade-tiny ]; then
+    # Several GPUs (issue #17): SciFact built with splade-tiny on cuda:0 and on the GPU lists; the index
+    # bytes must be cuda:0's (SOURCE_DATE_EPOCH fixed; SPLADE_GPU_GEMM_TUNE=0 on the one-GPU reference,
+    # as the lists run: docs/GPU_ENCODER.md "Several GPUs"). cuda:0,0 = two encoders on GPU 0, so one
+    # GPU checks the threads and the queue. Then bench_multi_gpu: docs/s of a bert-base-shaped random
+    # model per --device spec (MGPU_R copies of SciFact, default 4), vectors compared by hash.
+    say "several GPUs: index bytes and scaling (mgpu.txt)"
+    mk all "$BUILD/bench/bench_multi_gpu" >>"$LOG" 2>&1 || say "  build for the multi-GPU check FAILED"
+    MI=/tmp/splade-mgpu; rm -rf $MI && mkdir -p $MI
+    MSPECS=${MGPU_SPECS:-cuda:0 cuda:0,0 cuda:all}
+    { echo "| build --device | s | index identical to cuda:0 (tune off) |"; echo "|---|---:|---|"; } >"$OUT/mgpu.txt"
+    for spec in $MSPECS tune:cuda:0; do
+        dev=${spec#tune:}; tune=0; [ "$spec" != "$dev" ] && tune=1
+        ix=$MI/$(echo "$spec" | tr ':,' '__').idx
+        t0=$(date +%s.%N)
+        SPLADE_GPU_GEMM_TUNE=$tune SOURCE_DATE_EPOCH=1700000000 timeout 200 "$BUILD/splade-index" build \
+            .gpu/scifact/corpus.jsonl -o "$ix" --model cache/splade-tiny --device "$dev" >>"$LOG" 2>&1 ||
+            { say "  build --device $spec FAILED"; rc=1; continue; }
+        t1=$(date +%s.%N)
+        same=-; ref=$MI/cuda_0.idx
+        if [ "$ix" != "$ref" ] && [ -d "$ref" ]; then
+            same=yes; for f in "$ref"/*; do cmp -s "$f" "$ix/$(basename "$f")" || same=no; done
+            [ "$(ls "$ref" | wc -l)" = "$(ls "$ix" | wc -l)" ] || same=no
+            [ "$same" = yes ] || { [ $tune = 1 ] || rc=1; }
+        fi
+        printf '| %s%s | %.2f | %s |\n' "$dev" "$([ $tune = 1 ] && echo ' (tuned)')" \
+            "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$same" >>"$OUT/mgpu.txt"
+    done
+    echo >>"$OUT/mgpu.txt"
+    for tune in 0 1; do
+        SPLADE_GPU_GEMM_TUNE=$tune timeout 200 "$BUILD/bench/bench_multi_gpu" .gpu/scifact/corpus.jsonl \
+            "${MGPU_R:-4}" 2048 cuda:0 $([ $tune = 0 ] && echo "$MSPECS" | sed 's/cuda:0 //') \
+            >>"$OUT/mgpu.txt" 2>&1 || { say "  bench_multi_gpu FAILED"; rc=1; }
+        echo >>"$OUT/mgpu.txt"
+    done
+    grep -q '| NO |' "$OUT/mgpu.txt" && { say "  vectors differ between GPU lists"; rc=1; }
+    cat "$OUT/mgpu.txt"
+fi
+
 say "summary"
 python3 - "$OUT" "$COMMIT" <<'PY' | tee "$OUT/summary.md"
 import json, os, sys
@@ -430,6 +470,9 @@ PY
 if [ -s "$OUT/cli.txt" ]; then
     { echo; echo "CLI on the GPU (SciFact, splade-tiny, build + query + eval), commit $COMMIT"; echo;
       cat "$OUT/cli.txt"; } | tee -a "$OUT/summary.md"
+fi
+if [ -s "$OUT/mgpu.txt" ]; then
+    { echo; echo "Several GPUs (issue #17), commit $COMMIT"; echo; cat "$OUT/mgpu.txt"; } | tee -a "$OUT/summary.md"
 fi
 if [ -s "$OUT/agreement.txt" ]; then  # bench_gpu_agreement's table, last
     { echo; echo "GPU vs CPU vectors (splade-tiny, bench_gpu_agreement), commit $COMMIT"; echo;

@@ -29,6 +29,11 @@ typedef enum { SPLADE_LMHEAD_FUSED = 0, SPLADE_LMHEAD_NAIVE = 1 } splade_lmhead_
  * The CPU forward is always fp32. docs/GPU_ENCODER.md ("Precision"). */
 typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_precision;
 
+/* Encoder options' GPU list (issue #17): at most this many entries; n_devices = SPLADE_DEVICES_ALL
+ * asks for every visible GPU. */
+#define SPLADE_MAX_DEVICES 16
+#define SPLADE_DEVICES_ALL (-1)
+
 /* 1 if a CUDA device is usable (name written to `name`), else 0 with the reason in `name`. */
 SPLADE_API int splade_gpu_probe(char *name, size_t name_len);
 
@@ -59,6 +64,13 @@ typedef struct {
                                     produced and returns SPLADE_ERR_CANCELLED; the encoder stays usable
                                     (clear the flag and call again). Set it from another thread or a
                                     signal handler to stop a long call within one batch */
+    int32_t n_devices;           /* GPUs to encode on at once (device CUDA only; issue #17). 0 (default):
+                                    one, the current CUDA device. > 0: one encoder per entry of devices[]
+                                    (a repeated id runs several encoders on that GPU), each with its own
+                                    stream and thread; the batches are the ones a single GPU forms and
+                                    the vectors are bit for bit the same (docs/GPU_ENCODER.md, "Several
+                                    GPUs"). SPLADE_DEVICES_ALL: every visible GPU */
+    int32_t devices[SPLADE_MAX_DEVICES]; /* CUDA device ids, n_devices of them */
 } splade_encoder_opts;
 
 /* Fills *o with the defaults (every field documented above at its default value: device AUTO, bf16,
@@ -109,6 +121,13 @@ SPLADE_API int32_t splade_encoder_max_length(const splade_encoder *e);
 
 /* "auto" (or NULL), "cpu", "cuda"/"gpu" -> device; SPLADE_ERR_INVALID_ARG otherwise (the --device flag). */
 SPLADE_API int splade_parse_device(const char *s, splade_device *d);
+
+/* The --device flag with GPU lists: what splade_parse_device accepts, plus "cuda:all" (every visible
+ * GPU) and "cuda:I,J,..." (those device ids, at most SPLADE_MAX_DEVICES, each 0..999; a repeated id
+ * is allowed and runs several encoders on one GPU). Sets o->device, o->n_devices and o->devices
+ * (n_devices 0 for a plain device). SPLADE_ERR_INVALID_ARG for anything else ("cuda:", "cuda:x",
+ * "cuda:-1", "cuda:0,", an empty entry), o unchanged. */
+SPLADE_API int splade_parse_devices(const char *s, splade_encoder_opts *o);
 
 /* "bf16" (or NULL), "fp32" -> precision; SPLADE_ERR_INVALID_ARG otherwise (the --precision flag). */
 SPLADE_API int splade_parse_precision(const char *s, splade_precision *p);

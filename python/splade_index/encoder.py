@@ -95,7 +95,8 @@ class Encoder:
     """SPLADE encoder over a Hugging Face model folder (or ORG/NAME fetched by `splade-index fetch-model`;
     None: $SPLADE_MODEL, then the default splade-tiny), as the CLI resolves --model.
 
-    device: "auto" (GPU when usable), "cpu" or "cuda"; precision: "bf16" or "fp32" (GPU only: the CPU
+    device: "auto" (GPU when usable), "cpu", "cuda", or a GPU list: "cuda:all", "cuda:0,2" (one encoder per
+    GPU, vectors identical to one GPU's; docs/GPU_ENCODER.md); precision: "bf16" or "fp32" (GPU only: the CPU
     computes in fp32); threads: CPU threads (None: all cores); max_length: tokens per text including
     [CLS]/[SEP] (capped at the model's); batch_size: texts per forward pass (None: the device's default).
 
@@ -114,10 +115,11 @@ class Encoder:
         lib.splade_encoder_opts_init(byref(self._opts))
         self._opts.threads, self._opts.max_length, self._opts.quiet = threads or 0, max_length or 0, 1
         self._opts.batch_size, self._opts.cancel = batch_size or 0, self._cancel.address
-        dev, prec = ctypes.c_int(), ctypes.c_int()
-        check(lib.splade_parse_device(device.encode() if device else None, byref(dev)))
+        prec = ctypes.c_int()
+        # "auto", "cpu", "cuda", or a GPU list: "cuda:all", "cuda:0,2" (one encoder per GPU, issue #17)
+        check(lib.splade_parse_devices(device.encode() if device else None, byref(self._opts)))
         check(lib.splade_parse_precision(precision.encode() if precision else None, byref(prec)))
-        self._opts.device, self._opts.precision = dev.value, prec.value
+        self._opts.precision = prec.value
         self._lock = threading.Lock()
         self._encoders = {}  # (batch_size, threads) -> splade_encoder*
         self._vocab = None

@@ -129,3 +129,6 @@ def test_bad_arguments():
         Encoder(MODEL, precision="fp8")
     with pytest.raises(InvalidArgumentError):
         Encoder(MODEL, device="tpu")
+    for bad in ("cuda:", "cuda:x", "cuda:-1", "cuda:0,"):  # GPU lists (issue #17): usage errors anywhere
+        with pytest.raises(InvalidArgumentError, match="cuda:all"):
+            Encoder(MODEL, device=bad)

@@ -16,7 +16,7 @@
 #include "splade/segments.h"
 
 static const char usage_fmt[] =
-    "usage: splade-index %s CORPUS.jsonl [-i DIR] [--model DIR|NAME] [--device auto|cpu|cuda] [--precision bf16|fp32]\n"
+    "usage: splade-index %s CORPUS.jsonl [-i DIR] [--model DIR|NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--precision bf16|fp32]\n"
     "                        [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
     "                        [--no-merge] [--max-segments N] [--memory SIZE]\n"
     "       splade-index %s --vectors VECTORS.jsonl [-i DIR] [...]\n"
@@ -110,7 +110,7 @@ static int ingest_corpus(const add_opts *o, const char *dir, const splade_index_
     const char *name = o->model ? o->model : *in->model_dir ? in->model_dir : in->model_name;
     splade_encoder_opts eo = {.threads = o->threads, .max_length = o->max_length ? o->max_length : in->max_length,
                               .batch_size = o->batch, .quiet = o->quiet, .max_batch_tokens = splade_cli_max_batch_tokens()};
-    int rc = splade_parse_device(o->device, &eo.device);
+    int rc = splade_parse_devices(o->device, &eo);
     if (rc == 0)
         rc = splade_parse_precision(o->precision, &eo.precision);
     if (rc == 0)

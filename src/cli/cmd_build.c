@@ -14,7 +14,7 @@
 #include "splade/index.h"
 
 static const char usage_text[] =
-    "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda]\n"
+    "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J]\n"
     "                          [--precision bf16|fp32] [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
     "                          [--allow-empty] [--doc-scale X] [--memory SIZE]\n"
     "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
@@ -126,7 +126,7 @@ static int build_from_corpus(const build_opts *o, const char *out_dir, splade_in
     splade_encoder *enc = NULL;
     splade_encoder_opts eo = {.threads = o->threads, .max_length = o->max_length, .batch_size = o->batch,
                               .quiet = o->quiet, .max_batch_tokens = splade_cli_max_batch_tokens()};
-    int rc = splade_parse_device(o->device, &eo.device);
+    int rc = splade_parse_devices(o->device, &eo);
     if (rc == 0)
         rc = splade_parse_precision(o->precision, &eo.precision);
     if (rc == 0)

@@ -16,7 +16,7 @@
 #include "splade/model.h"
 
 static const char usage_text[] =
-    "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda] [--threads N]\n"
+    "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--threads N]\n"
     "                           [--precision bf16|fp32] [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
     "                           (TEXT... | --input FILE.jsonl)\n"
     "\n"
@@ -70,8 +70,8 @@ static int parse(int argc, char **argv, encode_opts *o)
     }
     o->texts = argv + optind;
     o->n_texts = argc - optind;
-    if (splade_parse_device(o->device, &o->eo.device)) {
-        fprintf(stderr, "splade-index encode: --device must be auto, cpu or cuda\n");
+    if (splade_parse_devices(o->device, &o->eo)) {
+        fprintf(stderr, "splade-index encode: %s\n", splade_error_detail());
         return 2;
     }
     if (splade_parse_precision(o->precision, &o->eo.precision)) {

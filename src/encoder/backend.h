@@ -18,8 +18,10 @@ typedef struct {
     splade_device device;   /* what splade_encoder_device reports */
     int32_t default_batch;  /* documents per forward when the options give none */
     /* Sets the device up for these options (no weights yet): 0 with the device's name in name[n],
-     * else a status with the reason there (SPLADE_ERR_NO_GPU: no usable device). */
-    int (*create)(const splade_encoder_opts *o, void **state, char *name, size_t n);
+     * else a status with the reason there (SPLADE_ERR_NO_GPU: no usable device). device: which GPU
+     * (< 0: the current one); tune 0: no timing-based choices that could differ between two
+     * instances (several GPUs of one run). The CPU ignores both. */
+    int (*create)(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n);
     /* Makes m's weights usable by forward (borrowed: m outlives the state). */
     int (*upload)(void *state, const splade_model *m);
     /* How many sequences from the first of a packed batch one forward may take (>= 1): a memory

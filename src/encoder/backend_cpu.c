@@ -12,8 +12,9 @@ typedef struct {
     size_t batch_bytes; /* cap on one forward's activations and output */
 } cpu_state;
 
-static int cpu_create(const splade_encoder_opts *o, void **state, char *name, size_t n)
+static int cpu_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
 {
+    (void)device, (void)tune;
     cpu_state *s = calloc(1, sizeof *s);
     if (!s)
         return splade_fail(SPLADE_ERR_NOMEM, "CPU encoder");

@@ -9,18 +9,21 @@
 #include "splade.h"
 
 typedef struct {
+    int device, tune;
     splade_lmhead_kind head;
     splade_precision precision;
     splade_gpu_encoder *gpu; /* NULL until upload */
 } cuda_state;
 
-static int cuda_create(const splade_encoder_opts *o, void **state, char *name, size_t n)
+static int cuda_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
 {
     if (!splade_gpu_probe(name, n)) /* name now says why not */
         return splade_fail(SPLADE_ERR_NO_GPU, "no usable GPU (%s)", name);
     cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return splade_fail(SPLADE_ERR_NOMEM, "GPU encoder");
+    s->device = device;
+    s->tune = tune;
     s->head = o->lmhead;
     s->precision = o->precision;
     *state = s;
@@ -30,7 +33,7 @@ static int cuda_create(const splade_encoder_opts *o, void **state, char *name, s
 static int cuda_upload(void *state, const splade_model *m)
 {
     cuda_state *s = state;
-    return splade_gpu_encoder_create_ex(m, s->head, s->precision, &s->gpu);
+    return splade_gpu_encoder_create_on(m, s->head, s->precision, s->device, s->tune, &s->gpu);
 }
 
 static int cuda_forward(void *state, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense)

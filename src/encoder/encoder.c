@@ -3,6 +3,7 @@
  * and only nonzeros come back, unless opts.gpu_dense_output). The backend is chosen once at create;
  * AUTO falls back to the CPU on any GPU error. opts.precision picks the GPU's format (bf16 or
  * fp32); the CPU computes in fp32 either way. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,19 @@
 #include "splade.h"
 #include "splade/encoder.h"
 
+/* One device encoder: a backend and its state. One per GPU of a --device cuda:LIST run (issue #17),
+ * else one. */
+typedef struct {
+    const splade_encoder_backend *be;
+    void *bs;   /* be's state */
+    int device; /* the CUDA id it was made for (-1: the current device) */
+} slot;
+
 struct splade_encoder {
     const splade_model *m;
     splade_encoder_opts o;  /* resolved: max_length and batch_size > 0 */
-    const splade_encoder_backend *be;
-    void *bs;               /* be's state */
+    slot *sl;               /* n_slots of them; sl[0] is the only one on the CPU */
+    int n_slots;
 };
 
 /* The one-line device notice (info: which device encodes, and why not the GPU), unless quiet. */
@@ -30,13 +39,14 @@ static void notice(const splade_encoder *e, const char *fmt, const char *a, cons
     splade_log(SPLADE_LOG_INFO, "%s", msg);
 }
 
-/* Creates backend `be` and uploads the model: e->be and e->bs on success. The device's name (or
- * why it is unusable) goes to name[n]; `uploading` tells which of the two steps failed. */
-static int open_backend(splade_encoder *e, const splade_encoder_backend *be, char *name, size_t n, int *uploading)
+/* Creates backend `be` on `device` and uploads the model into *s. The device's name (or why it is
+ * unusable) goes to name[n]; `uploading` tells which of the two steps failed. */
+static int open_backend(splade_encoder *e, slot *s, const splade_encoder_backend *be, int device, int tune,
+                        char *name, size_t n, int *uploading)
 {
     void *st = NULL;
     *uploading = 0;
-    int rc = be->create(&e->o, &st, name, n);
+    int rc = be->create(&e->o, device, tune, &st, name, n);
     if (rc)
         return rc;
     *uploading = 1;
@@ -45,8 +55,54 @@ static int open_backend(splade_encoder *e, const splade_encoder_backend *be, cha
         be->free(st);
         return rc;
     }
-    e->be = be;
-    e->bs = st;
+    *s = (slot){be, st, device};
+    return SPLADE_OK;
+}
+
+/* The GPU list of a cuda:LIST run into ids (SPLADE_DEVICES_ALL: every visible GPU); its length. */
+static int device_list(const splade_encoder *e, int32_t *ids)
+{
+    int n = e->o.n_devices;
+    if (n == SPLADE_DEVICES_ALL) {
+        n = splade_gpu_device_count();
+        n = n > SPLADE_MAX_DEVICES ? SPLADE_MAX_DEVICES : n;
+        for (int i = 0; i < n; i++)
+            ids[i] = i;
+        return n;
+    }
+    memcpy(ids, e->o.devices, (size_t)n * sizeof *ids);
+    return n;
+}
+
+static void free_slots(splade_encoder *e)
+{
+    for (int i = 0; i < e->n_slots; i++)
+        e->sl[i].be->free(e->sl[i].bs);
+    e->n_slots = 0;
+}
+
+/* --device cuda:LIST: one GPU encoder per entry, all or nothing (no CPU fallback: the list was asked
+ * for). Several encoders run without timing-based GEMM tuning so that all pick the same algorithms. */
+static int open_gpus(splade_encoder *e)
+{
+    int32_t ids[SPLADE_MAX_DEVICES];
+    const int n = device_list(e, ids);
+    if (n <= 0)
+        return splade_fail(SPLADE_ERR_NO_GPU, "--device cuda:all: no visible CUDA device");
+    char name[256], detail[1024];
+    for (int i = 0; i < n; i++) {
+        int uploading;
+        int rc = open_backend(e, &e->sl[i], &splade_backend_cuda, ids[i], n == 1, name, sizeof name, &uploading);
+        if (rc) {
+            snprintf(detail, sizeof detail, "%s", splade_error_detail());
+            free_slots(e);
+            return splade_fail(rc, "--device cuda:LIST: GPU %d (entry %d of %d): %s", (int)ids[i], i + 1, n, detail);
+        }
+        e->n_slots = i + 1;
+    }
+    char count[32];
+    snprintf(count, sizeof count, "%d", n);
+    notice(e, "encoding on %s GPU encoder(s) (%s)", count, name);
     return SPLADE_OK;
 }
 
@@ -55,9 +111,14 @@ static int pick_gpu(splade_encoder *e, int *rc)
 {
     char name[256], detail[1024];
     int uploading;
-    int g = open_backend(e, &splade_backend_cuda, name, sizeof name, &uploading);
+    if (e->o.device == SPLADE_DEVICE_CUDA && e->o.n_devices != 0) {
+        *rc = open_gpus(e);
+        return *rc == SPLADE_OK;
+    }
+    int g = open_backend(e, &e->sl[0], &splade_backend_cuda, -1, 1, name, sizeof name, &uploading);
     *rc = SPLADE_OK;
     if (g == SPLADE_OK) {
+        e->n_slots = 1;
         notice(e, "encoding on the GPU (%s)%s", name, e->o.precision == SPLADE_PRECISION_FP32 ? ", fp32" : "");
         return 1;
     }
@@ -73,11 +134,27 @@ static int pick_gpu(splade_encoder *e, int *rc)
     return 0;
 }
 
-static int open_cpu(splade_encoder *e)
+static int open_cpu(splade_encoder *e, slot *s)
 {
     char name[8];
     int uploading;
-    return open_backend(e, &splade_backend_cpu, name, sizeof name, &uploading);
+    return open_backend(e, s, &splade_backend_cpu, -1, 1, name, sizeof name, &uploading);
+}
+
+static int check_opts(const splade_encoder *e)
+{
+    if (e->o.max_length < 2 || e->o.device < SPLADE_DEVICE_AUTO || e->o.device > SPLADE_DEVICE_CUDA)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: max_length must be >= 2 and device valid");
+    if (e->o.precision != SPLADE_PRECISION_BF16 && e->o.precision != SPLADE_PRECISION_FP32)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: precision %d (bf16 or fp32)", (int)e->o.precision);
+    const int32_t nd = e->o.n_devices;
+    if (nd != SPLADE_DEVICES_ALL && (nd < 0 || nd > SPLADE_MAX_DEVICES))
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: n_devices %d (0..%d or SPLADE_DEVICES_ALL)", (int)nd,
+                           SPLADE_MAX_DEVICES);
+    for (int32_t i = 0; i < nd; i++)
+        if (e->o.devices[i] < 0)
+            return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: devices[%d] = %d", (int)i, (int)e->o.devices[i]);
+    return SPLADE_OK;
 }
 
 int splade_encoder_create(const splade_model *model, const splade_encoder_opts *opts, splade_encoder **out)
@@ -86,9 +163,14 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_create: NULL argument");
     *out = NULL;
     splade_encoder *e = calloc(1, sizeof *e);
-    if (!e)
+    slot *sl = calloc(SPLADE_MAX_DEVICES, sizeof *sl);
+    if (!e || !sl) {
+        free(e);
+        free(sl);
         return splade_fail(SPLADE_ERR_NOMEM, "encoder");
+    }
     e->m = model;
+    e->sl = sl;
     if (opts)
         e->o = *opts;
     if (e->o.max_length <= 0)
@@ -96,24 +178,18 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
     const int32_t max_position = splade_model_config(model)->max_position;
     if (e->o.max_length > max_position)
         e->o.max_length = max_position;
-    if (e->o.max_length < 2 || e->o.device < SPLADE_DEVICE_AUTO || e->o.device > SPLADE_DEVICE_CUDA) {
-        free(e);
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: max_length must be >= 2 and device valid");
+    int rc = check_opts(e);
+    if (!rc && !(e->o.device != SPLADE_DEVICE_CPU && pick_gpu(e, &rc)) && rc == SPLADE_OK) {
+        rc = open_cpu(e, &e->sl[0]);
+        e->n_slots = rc ? 0 : 1;
     }
-    if (e->o.precision != SPLADE_PRECISION_BF16 && e->o.precision != SPLADE_PRECISION_FP32) {
-        const int p = (int)e->o.precision;
-        free(e);
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: precision %d (bf16 or fp32)", p);
-    }
-    int rc = SPLADE_OK;
-    if (!(e->o.device != SPLADE_DEVICE_CPU && pick_gpu(e, &rc)) && rc == SPLADE_OK)
-        rc = open_cpu(e);
     if (rc) {
+        free(e->sl);
         free(e);
         return rc;
     }
     if (e->o.batch_size <= 0)
-        e->o.batch_size = e->be->default_batch;
+        e->o.batch_size = e->sl[0].be->default_batch;
     *out = e;
     return SPLADE_OK;
 }
@@ -129,9 +205,9 @@ typedef struct {
 } batch_out;
 
 /* A backend that can compacts its output on the device unless asked for the dense copy. */
-static int sparse_out(const splade_encoder *e)
+static int sparse_out(const splade_encoder *e, const slot *s)
 {
-    return e->be->forward_sparse && !e->o.gpu_dense_output;
+    return s->be->forward_sparse && !e->o.gpu_dense_output;
 }
 
 static int ensure_dense(const splade_encoder *e, batch_out *bo, int32_t B)
@@ -149,16 +225,17 @@ static int ensure_dense(const splade_encoder *e, batch_out *bo, int32_t B)
 
 /* Device forward for one packed batch. A batch over the token cap fails like a GPU that ran
  * out of memory, so the split-and-retry path below is exercised by tests on any machine. */
-static int device_forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo)
+static int device_forward(splade_encoder *e, slot *s, const int32_t *ids, const int32_t *offsets, int32_t B,
+                          batch_out *bo)
 {
     int32_t tokens = offsets[B] - offsets[0];
     if (e->o.max_batch_tokens > 0 && tokens > e->o.max_batch_tokens && B > 0)
         return splade_fail(SPLADE_ERR_GPU_OOM, "batch of %d tokens over the cap of %d", (int)tokens,
                            (int)e->o.max_batch_tokens);
-    bo->sparse = sparse_out(e);
+    bo->sparse = sparse_out(e, s);
     if (bo->sparse)
-        return e->be->forward_sparse(e->bs, ids, offsets, B, e->o.threshold, &bo->sp);
-    return e->be->forward(e->bs, ids, offsets, B, bo->dense);
+        return s->be->forward_sparse(s->bs, ids, offsets, B, e->o.threshold, &bo->sp);
+    return s->be->forward(s->bs, ids, offsets, B, bo->dense);
 }
 
 /* The B vectors of the batch device_forward just ran, into vecs[0 .. B) (all or none). Both
@@ -184,24 +261,25 @@ static int collect(const splade_encoder *e, const batch_out *bo, int32_t B, spla
 }
 
 /* AUTO gives up on the GPU for good after a non-memory failure; the batch reruns on the CPU. */
-static int leave_gpu(splade_encoder *e)
+static int leave_gpu(splade_encoder *e, slot *s)
 {
     char detail[1024];
     snprintf(detail, sizeof detail, "%s", splade_error_detail());
     notice(e, "GPU forward failed (%s); continuing on the CPU%s", detail, "");
-    const splade_encoder_backend *gpu = e->be;
-    void *gpu_state = e->bs;
-    int rc = open_cpu(e); /* e->be and e->bs change only on success */
-    if (rc == SPLADE_OK)
-        gpu->free(gpu_state);
+    slot cpu;
+    int rc = open_cpu(e, &cpu); /* *s changes only on success */
+    if (rc == SPLADE_OK) {
+        s->be->free(s->bs);
+        *s = cpu;
+    }
     return rc;
 }
 
-static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo,
-                   splade_sparse *vecs);
+static int forward(splade_encoder *e, slot *s, const int32_t *ids, const int32_t *offsets, int32_t B,
+                   batch_out *bo, splade_sparse *vecs);
 
 /* Sequences [from, B) of a packed batch, re-based so that their offsets start at 0. */
-static int forward_tail(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t from,
+static int forward_tail(splade_encoder *e, slot *s, const int32_t *ids, const int32_t *offsets, int32_t from,
                         int32_t B, batch_out *bo, splade_sparse *vecs)
 {
     int32_t n = B - from, *rebased = malloc((size_t)(n + 1) * sizeof *rebased);
@@ -209,25 +287,25 @@ static int forward_tail(splade_encoder *e, const int32_t *ids, const int32_t *of
         return splade_fail(SPLADE_ERR_NOMEM, "encoder batch split");
     for (int32_t b = 0; b <= n; b++)
         rebased[b] = offsets[from + b] - offsets[from];
-    int rc = forward(e, ids + offsets[from], rebased, n, bo, vecs + from);
+    int rc = forward(e, s, ids + offsets[from], rebased, n, bo, vecs + from);
     free(rebased);
     return rc;
 }
 
 /* A batch over the backend's memory cap (backend.h: fit), in consecutive parts that fit it.
  * Sequences are independent; the parts' packed shapes differ, so a weight may move by ~1e-7. */
-static int forward_parts(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B,
+static int forward_parts(splade_encoder *e, slot *s, const int32_t *ids, const int32_t *offsets, int32_t B,
                          batch_out *bo, splade_sparse *vecs)
 {
     int32_t *rebased = malloc((size_t)(B + 1) * sizeof *rebased);
     if (!rebased)
         return splade_fail(SPLADE_ERR_NOMEM, "encoder batch split");
     int rc = SPLADE_OK;
-    for (int32_t s = 0, n; !rc && s < B; s += n) {
-        n = e->be->fit(e->bs, offsets + s, B - s);
+    for (int32_t st = 0, n; !rc && st < B; st += n) {
+        n = s->be->fit(s->bs, offsets + st, B - st);
         for (int32_t b = 0; b <= n; b++)
-            rebased[b] = offsets[s + b] - offsets[s];
-        rc = forward(e, ids + offsets[s], rebased, n, bo, vecs + s);
+            rebased[b] = offsets[st + b] - offsets[st];
+        rc = forward(e, s, ids + offsets[st], rebased, n, bo, vecs + st);
     }
     free(rebased);
     return rc;
@@ -237,23 +315,23 @@ static int forward_parts(splade_encoder *e, const int32_t *ids, const int32_t *o
  * one sequence; only a single sequence that still does not fit is an error (or, under AUTO on
  * the GPU, a move to the CPU). Sequences are independent, so the output is identical. On an
  * error some of vecs may be filled (the caller frees them). */
-static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int32_t B, batch_out *bo,
-                   splade_sparse *vecs)
+static int forward(splade_encoder *e, slot *s, const int32_t *ids, const int32_t *offsets, int32_t B,
+                   batch_out *bo, splade_sparse *vecs)
 {
-    if (e->be->fit && e->be->fit(e->bs, offsets, B) < B)
-        return forward_parts(e, ids, offsets, B, bo, vecs);
-    int rc = sparse_out(e) ? SPLADE_OK : ensure_dense(e, bo, B);
+    if (s->be->fit && s->be->fit(s->bs, offsets, B) < B)
+        return forward_parts(e, s, ids, offsets, B, bo, vecs);
+    int rc = sparse_out(e, s) ? SPLADE_OK : ensure_dense(e, bo, B);
     if (rc)
         return rc;
-    rc = device_forward(e, ids, offsets, B, bo);
+    rc = device_forward(e, s, ids, offsets, B, bo);
     if (rc == SPLADE_OK)
         return collect(e, bo, B, vecs);
     if (rc == SPLADE_ERR_GPU_OOM && B > 1) {
         int32_t half = B / 2;
-        rc = forward(e, ids, offsets, half, bo, vecs);
-        return rc ? rc : forward_tail(e, ids, offsets, half, B, bo, vecs);
+        rc = forward(e, s, ids, offsets, half, bo, vecs);
+        return rc ? rc : forward_tail(e, s, ids, offsets, half, B, bo, vecs);
     }
-    if (e->be == &splade_backend_cpu || e->o.device == SPLADE_DEVICE_CUDA) {
+    if (s->be == &splade_backend_cpu || e->o.device == SPLADE_DEVICE_CUDA) {
         if (rc == SPLADE_ERR_GPU_OOM) {
             char detail[1024];
             snprintf(detail, sizeof detail, "%s", splade_error_detail());
@@ -262,8 +340,8 @@ static int forward(splade_encoder *e, const int32_t *ids, const int32_t *offsets
         }
         return rc;
     }
-    rc = leave_gpu(e);
-    return rc ? rc : forward(e, ids, offsets, B, bo, vecs);
+    rc = leave_gpu(e, s);
+    return rc ? rc : forward(e, s, ids, offsets, B, bo, vecs);
 }
 
 typedef struct {
@@ -298,47 +376,201 @@ static int cancelled(const splade_encoder *e, int done, int n)
     return splade_fail(SPLADE_ERR_CANCELLED, "encoding cancelled by the caller after %d of %d texts", done, n);
 }
 
+/* The length-sorted batches of one call, shared by the encoders of its slots (issue #17): batch k is
+ * order[k*bs .. k*bs + bs), the same batches one encoder forms, so every text meets the same batch
+ * shape on whichever GPU takes it. Each worker pulls the next batch (the longest ones first, so a
+ * free GPU takes the next by token count) and writes its vectors into out[idx]: input order. */
+typedef struct {
+    splade_encoder *e;
+    const int32_t *ids, *offsets;
+    const by_len *order;
+    int n;
+    splade_sparse *out;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int next;                       /* first text of the next new batch */
+    int retry[SPLADE_MAX_DEVICES];  /* batches given back by a GPU that failed */
+    int n_retry;
+    int alive, busy;                /* workers not dropped; workers with a batch in hand */
+    int rc;                         /* the first fatal error, its detail below */
+    char detail[1024];
+} batch_queue;
+
+/* The next batch's first text, or -1 when none is left (or the run stopped). Waits while another
+ * worker still holds a batch that it might give back. */
+static int take_batch(batch_queue *q)
+{
+    int s = -1;
+    pthread_mutex_lock(&q->mu);
+    while (!q->rc && !q->n_retry && q->next >= q->n && q->busy > 0)
+        pthread_cond_wait(&q->cv, &q->mu);
+    if (!q->rc && q->n_retry)
+        s = q->retry[--q->n_retry];
+    else if (!q->rc && q->next < q->n) {
+        s = q->next;
+        q->next += q->e->o.batch_size;
+    }
+    q->busy += s >= 0;
+    pthread_mutex_unlock(&q->mu);
+    return s;
+}
+
+/* Stops the run with rc unless it stopped already (the caller holds no batch). */
+static void stop_run(batch_queue *q, int rc)
+{
+    pthread_mutex_lock(&q->mu);
+    if (!q->rc) {
+        q->rc = rc;
+        snprintf(q->detail, sizeof q->detail, "%s", splade_error_detail());
+    }
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* A batch that failed on slot `sl`: a GPU failure moves it to another encoder and drops this one
+ * (while another is left); anything else stops the run with its error. 1: this worker is dropped. */
+static int give_back(batch_queue *q, const slot *sl, int s, int rc)
+{
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s", splade_error_detail());
+    pthread_mutex_lock(&q->mu);
+    const int gpu_fault = rc == SPLADE_ERR_CUDA || rc == SPLADE_ERR_GPU_OOM;
+    const int drop = gpu_fault && q->alive > 1 && !q->rc;
+    if (drop) {
+        q->retry[q->n_retry++] = s;
+        q->alive--;
+        splade_log(SPLADE_LOG_WARNING, "GPU %d failed (%s); its batch moves to another GPU, %d left", sl->device,
+                   detail, q->alive);
+    } else if (!q->rc) {
+        q->rc = rc;
+        snprintf(q->detail, sizeof q->detail, "%s", detail);
+    }
+    q->busy--;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    return drop;
+}
+
+static void batch_done(batch_queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->busy--;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Worker scratch: the packed ids of one batch, its offsets, its vectors and the device's output. */
+typedef struct {
+    batch_queue *q;
+    slot *sl;
+    int32_t *pids, *poff;
+    size_t pids_cap;
+    splade_sparse *vecs;
+    batch_out bo;
+} worker;
+
+/* Batch starting at order[s]: packed, forwarded on w's slot, vectors to out[idx] (all or none). */
+static int run_batch(worker *w, int s)
+{
+    batch_queue *q = w->q;
+    splade_encoder *e = q->e;
+    const int32_t B = q->n - s < e->o.batch_size ? q->n - s : e->o.batch_size;
+    size_t tokens = 0;
+    for (int32_t b = 0; b < B; b++)
+        tokens += (size_t)q->order[s + b].len;
+    if (tokens > w->pids_cap) {
+        int32_t *p = realloc(w->pids, tokens * sizeof *p);
+        if (!p)
+            return splade_fail(SPLADE_ERR_NOMEM, "encoder batch of %zu tokens", tokens);
+        w->pids = p;
+        w->pids_cap = tokens;
+    }
+    w->poff[0] = 0;
+    for (int32_t b = 0; b < B; b++) {
+        const int i = q->order[s + b].idx;
+        memcpy(w->pids + w->poff[b], q->ids + q->offsets[i], (size_t)q->order[s + b].len * sizeof *w->pids);
+        w->poff[b + 1] = w->poff[b] + q->order[s + b].len;
+    }
+    int rc = cancelled(e, s, q->n);
+    if (!rc)
+        rc = forward(e, w->sl, w->pids, w->poff, B, &w->bo, w->vecs);
+    for (int32_t b = 0; !rc && b < B; b++)
+        rc = check_finite(e, &w->vecs[b], q->order[s + b].idx, q->n);
+    for (int32_t b = 0; b < B; b++) {
+        if (rc)
+            splade_sparse_free(&w->vecs[b]); /* a failed batch may have filled some */
+        else
+            q->out[q->order[s + b].idx] = w->vecs[b];
+        memset(&w->vecs[b], 0, sizeof w->vecs[b]);
+    }
+    return rc;
+}
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    batch_queue *q = w->q;
+    w->poff = malloc((size_t)(q->e->o.batch_size + 1) * sizeof *w->poff);
+    w->vecs = calloc((size_t)q->e->o.batch_size, sizeof *w->vecs);
+    int s = -1;
+    if (w->poff && w->vecs)
+        s = take_batch(q);
+    else
+        stop_run(q, splade_fail(SPLADE_ERR_NOMEM, "encoder batch"));
+    while (s >= 0) {
+        int rc = run_batch(w, s);
+        if (rc && give_back(q, w->sl, s, rc))
+            break;
+        if (!rc)
+            batch_done(q);
+        s = rc ? -1 : take_batch(q);
+    }
+    free(w->pids);
+    free(w->poff);
+    free(w->vecs);
+    free(w->bo.dense);
+    return NULL;
+}
+
+/* Runs the sorted batches on every slot: the calling thread works for slot 0, one thread more for
+ * each other slot. The first fatal error is the call's (its detail re-raised on this thread). */
+static int run_workers(batch_queue *q)
+{
+    splade_encoder *e = q->e;
+    worker w[SPLADE_MAX_DEVICES];
+    pthread_t th[SPLADE_MAX_DEVICES];
+    int started = 0;
+    memset(w, 0, sizeof w);
+    q->alive = e->n_slots;
+    for (int i = 0; i < e->n_slots; i++)
+        w[i] = (worker){.q = q, .sl = &e->sl[i]};
+    for (int i = 1; i < e->n_slots; i++) {
+        if (pthread_create(&th[i], NULL, work, &w[i]))
+            break;
+        started = i;
+    }
+    work(&w[0]);
+    for (int i = 1; i <= started; i++)
+        pthread_join(th[i], NULL);
+    return q->rc ? splade_fail(q->rc, "%s", q->detail) : SPLADE_OK;
+}
+
 /* Runs sequences in length order, batch by batch, and sparsifies each row into out[idx]. */
 static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, splade_sparse *out)
 {
-    const int32_t bs = e->o.batch_size;
     by_len *order = malloc((size_t)(n ? n : 1) * sizeof *order);
-    int32_t *pids = malloc((size_t)(offsets[n] ? offsets[n] : 1) * sizeof *pids);
-    int32_t *poff = malloc((size_t)(bs + 1) * sizeof *poff);
-    splade_sparse *vecs = calloc((size_t)bs, sizeof *vecs);
-    batch_out bo;
-    memset(&bo, 0, sizeof bo);
-    int rc = order && pids && poff && vecs ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "encoder batch");
-    for (int i = 0; !rc && i < n; i++)
+    if (!order)
+        return splade_fail(SPLADE_ERR_NOMEM, "encoder batch");
+    for (int i = 0; i < n; i++)
         order[i] = (by_len){offsets[i + 1] - offsets[i], i};
-    if (!rc)
-        qsort(order, (size_t)n, sizeof *order, cmp_len);
-    for (int s = 0; !rc && s < n; s += bs) {
-        int32_t B = n - s < bs ? n - s : bs;
-        poff[0] = 0;
-        for (int32_t b = 0; b < B; b++) {
-            int i = order[s + b].idx;
-            memcpy(pids + poff[b], ids + offsets[i], (size_t)order[s + b].len * sizeof *pids);
-            poff[b + 1] = poff[b] + order[s + b].len;
-        }
-        rc = cancelled(e, s, n);
-        if (!rc)
-            rc = forward(e, pids, poff, B, &bo, vecs);
-        for (int32_t b = 0; !rc && b < B; b++)
-            rc = check_finite(e, &vecs[b], order[s + b].idx, n);
-        for (int32_t b = 0; b < B; b++) {
-            if (rc)
-                splade_sparse_free(&vecs[b]);  /* a failed batch may have filled some */
-            else
-                out[order[s + b].idx] = vecs[b];
-            memset(&vecs[b], 0, sizeof vecs[b]);
-        }
-    }
+    qsort(order, (size_t)n, sizeof *order, cmp_len);
+    batch_queue q = {.e = e, .ids = ids, .offsets = offsets, .order = order, .n = n, .out = out};
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    int rc = run_workers(&q);
+    pthread_mutex_destroy(&q.mu);
+    pthread_cond_destroy(&q.cv);
     free(order);
-    free(pids);
-    free(poff);
-    free(vecs);
-    free(bo.dense);
     return rc;
 }
 
@@ -372,6 +604,76 @@ static int tokenize_one(const splade_encoder *e, const char *text, size_t len, i
     return SPLADE_OK;
 }
 
+/* Texts [from, to) of one tokenizing thread: text i into ids + i * (max_length + 1), its length
+ * into len[i]. On a failure: the text's index in bad, its detail in detail. */
+typedef struct {
+    const splade_encoder *e;
+    const char *const *texts;
+    const size_t *lens;
+    int from, to, cut, bad, rc;
+    int32_t *ids, *len;
+    char detail[1024];
+} tok_part;
+
+static void *tokenize_part(void *arg)
+{
+    tok_part *p = arg;
+    const size_t cap = (size_t)p->e->o.max_length + 1;
+    for (int i = p->from; i < p->to && !p->rc; i++) {
+        int tr = 0;
+        const char *t = p->texts[i] ? p->texts[i] : "";
+        p->rc = tokenize_one(p->e, t, p->lens ? p->lens[i] : strlen(t), p->ids + (size_t)i * cap, &p->len[i], &tr);
+        p->cut += tr;
+        if (p->rc) {
+            p->bad = i;
+            snprintf(p->detail, sizeof p->detail, "%s", splade_error_detail());
+        }
+    }
+    return NULL;
+}
+
+/* Tokenizes the n texts into ids (room for max_length + 1 each) and packs them: sequence i is
+ * ids[offsets[i] .. offsets[i+1]). The texts are cut into one part per GPU encoder (two for a single
+ * device), each tokenized on its own thread (the tokenizer is immutable), so that the CPU keeps up
+ * with N GPUs (issue #17); calls of fewer than 64 texts per part stay on this thread. The packed
+ * result is the same whatever the split. On a failure, the first
+ * failing text's index goes to *bad. */
+static int tokenize_all(const splade_encoder *e, const char *const *texts, const size_t *lens, int n, int32_t *ids,
+                        int32_t *offsets, int *cut, int *bad)
+{
+    const size_t cap = (size_t)e->o.max_length + 1;
+    const int want = e->n_slots > 1 ? e->n_slots : 2; /* two threads even for one device: it is free */
+    const int np = n >= 64 * want ? want : 1;
+    tok_part parts[SPLADE_MAX_DEVICES];
+    pthread_t th[SPLADE_MAX_DEVICES];
+    int32_t *len = offsets + 1; /* lengths first, prefix sums after */
+    for (int p = 0; p < np; p++)
+        parts[p] = (tok_part){.e = e, .texts = texts, .lens = lens, .from = (int)((long)n * p / np),
+                              .to = (int)((long)n * (p + 1) / np), .bad = -1, .ids = ids, .len = len};
+    int started = 0;
+    for (int p = 1; p < np && !pthread_create(&th[p], NULL, tokenize_part, &parts[p]); p++)
+        started = p;
+    for (int p = started + 1; p < np; p++) /* threads that did not start: tokenized here */
+        tokenize_part(&parts[p]);
+    tokenize_part(&parts[0]);
+    for (int p = 1; p <= started; p++)
+        pthread_join(th[p], NULL);
+    for (int p = 0; p < np; p++)
+        if (parts[p].rc) {
+            *bad = parts[p].bad;
+            return splade_fail(parts[p].rc, "%s", parts[p].detail);
+        }
+    offsets[0] = 0;
+    for (int i = 0; i < n; i++) { /* pack: offsets[i] <= i * cap, so each move goes left */
+        const int32_t k = len[i];
+        memmove(ids + offsets[i], ids + (size_t)i * cap, (size_t)k * sizeof *ids);
+        offsets[i + 1] = offsets[i] + k;
+    }
+    for (int p = 0; p < np; p++)
+        *cut += parts[p].cut;
+    return SPLADE_OK;
+}
+
 int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
                           splade_sparse *out, int *n_truncated)
 {
@@ -387,20 +689,12 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
         free(offsets);
         return splade_fail(SPLADE_ERR_NOMEM, "encoder: ids of %d texts", n);
     }
-    int rc = SPLADE_OK, cut = 0, i;
-    offsets[0] = 0;
-    for (i = 0; i < n && !rc; i++) {
-        int32_t k = 0;
-        int tr = 0;
-        const char *t = texts[i] ? texts[i] : "";
-        rc = tokenize_one(e, t, lens ? lens[i] : strlen(t), ids + offsets[i], &k, &tr);
-        offsets[i + 1] = offsets[i] + k;
-        cut += tr;
-    }
+    int cut = 0, bad = -1;
+    int rc = tokenize_all(e, texts, lens, n, ids, offsets, &cut, &bad);
     if (rc) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", splade_error_detail());
-        rc = splade_fail(rc, "tokenizing text %d: %s", i - 1, detail);
+        rc = splade_fail(rc, "tokenizing text %d: %s", bad, detail);
     } else {
         rc = splade_encoder_encode_ids(e, ids, offsets, n, out);
     }
@@ -445,6 +739,49 @@ int splade_parse_device(const char *s, splade_device *d)
     return SPLADE_OK;
 }
 
+/* "I,J,..." (after "cuda:") into ids; the count, or -1 when malformed. */
+static int parse_id_list(const char *s, int32_t *ids)
+{
+    int n = 0;
+    for (;;) {
+        int v = 0, digits = 0;
+        for (; *s >= '0' && *s <= '9' && digits < 4; s++, digits++)
+            v = v * 10 + (*s - '0');
+        if (!digits || digits > 3 || n == SPLADE_MAX_DEVICES)
+            return -1;
+        ids[n++] = v;
+        if (!*s)
+            return n;
+        if (*s++ != ',')
+            return -1;
+    }
+}
+
+int splade_parse_devices(const char *s, splade_encoder_opts *o)
+{
+    if (!o)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_parse_devices: NULL options");
+    splade_device d;
+    int32_t ids[SPLADE_MAX_DEVICES];
+    int n = 0;
+    if (s && !strncmp(s, "cuda:", 5)) {
+        n = !strcmp(s + 5, "all") ? SPLADE_DEVICES_ALL : parse_id_list(s + 5, ids);
+        if (n == -1 && strcmp(s + 5, "all"))
+            return splade_fail(SPLADE_ERR_INVALID_ARG, "--device \"%s\": expected cuda:all or cuda:I,J,... "
+                               "(up to %d GPU ids, 0..999, comma-separated)", s, SPLADE_MAX_DEVICES);
+        d = SPLADE_DEVICE_CUDA;
+    } else {
+        int rc = splade_parse_device(s, &d);
+        if (rc)
+            return splade_fail(rc, "--device must be auto, cpu, cuda, cuda:all or cuda:I,J,..., not \"%s\"", s);
+    }
+    o->device = d;
+    o->n_devices = n;
+    if (n > 0)
+        memcpy(o->devices, ids, (size_t)n * sizeof *ids);
+    return SPLADE_OK;
+}
+
 int splade_parse_precision(const char *s, splade_precision *p)
 {
     if (!s || !strcmp(s, "bf16"))
@@ -458,14 +795,14 @@ int splade_parse_precision(const char *s, splade_precision *p)
 
 int32_t splade_encoder_max_length(const splade_encoder *e) { return e ? e->o.max_length : 0; }
 
-splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->be->device : SPLADE_DEVICE_CPU; }
+splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->sl[0].be->device : SPLADE_DEVICE_CPU; }
 
 void splade_encoder_free(splade_encoder *e)
 {
     if (!e)
         return;
-    if (e->be)
-        e->be->free(e->bs);
+    free_slots(e);
+    free(e->sl);
     free(e);
 }
 

@@ -341,6 +341,7 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
                  float *out_hidden, bool run_head, splade_gpu_sparse *out_sparse = nullptr, float threshold = 0.0f)
 {
     TRY(validate(g, ids, offsets, B));
+    CUDA_TRY(cudaSetDevice(g->device));  // the calling thread may last have used another GPU
     if (out_sparse)
         splade_gpu::sparse_empty(g->sparse, out_sparse);
     if (B == 0)
@@ -423,6 +424,12 @@ extern "C" splade_precision splade_gpu_encoder_precision(const splade_gpu_encode
 extern "C" int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
                                             splade_gpu_encoder **out)
 {
+    return splade_gpu_encoder_create_on(m, head, precision, -1, 1, out);
+}
+
+extern "C" int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+                                            int device, int tune, splade_gpu_encoder **out)
+{
     if (!out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: NULL out");
     *out = nullptr;
@@ -438,10 +445,17 @@ extern "C" int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead
         (void)cudaGetLastError();
         return splade_fail(SPLADE_ERR_NO_GPU, "gpu encoder create: no usable CUDA device");
     }
+    if (device >= ndev)
+        return splade_fail(SPLADE_ERR_NO_GPU, "gpu encoder create: no CUDA device %d (%d visible)", device, ndev);
+    if (device >= 0 ? cudaSetDevice(device) != cudaSuccess : cudaGetDevice(&device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return splade_fail(SPLADE_ERR_NO_GPU, "gpu encoder create: cannot select CUDA device %d", device);
+    }
     splade_gpu_encoder *g = new (std::nothrow) splade_gpu_encoder();
     if (!g)
         return splade_fail(SPLADE_ERR_NOMEM, "gpu encoder create: out of host memory");
     g->cfg = m->cfg;
+    g->device = device;
     g->head = head;
     g->fp32 = precision == SPLADE_PRECISION_FP32;
     g->es = g->fp32 ? sizeof(float) : sizeof(bf16);
@@ -462,6 +476,8 @@ extern "C" int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead
     }
     if (knob->gpu_gemm_tune >= 0)
         g->tune = knob->gpu_gemm_tune != 0;
+    if (!tune)  // several encoders of one run: timing could pick different algorithms, hence bits
+        g->tune = false;
     g->ffn_chunk = knob->gpu_ffn_chunk;  // default 0, one slice: measured 1-3% faster than L2-sized slices
                                          // (docs/GPU_ENCODER.md)
     int rc = [&]() -> int {
@@ -524,6 +540,8 @@ extern "C" void splade_gpu_encoder_free(splade_gpu_encoder *g)
 {
     if (!g)
         return;
+    if (cudaSetDevice(g->device) != cudaSuccess)
+        (void)cudaGetLastError();
     if (g->stream)
         cudaStreamSynchronize(g->stream);
     gemm_plans_free(g);

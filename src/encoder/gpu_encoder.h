@@ -30,6 +30,18 @@ SPLADE_GPU_ENTRY int splade_gpu_encoder_create(const splade_model *m, splade_lmh
 SPLADE_GPU_ENTRY int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
                                             splade_gpu_encoder **out);
 
+/* As _create_ex, on CUDA device `device` (< 0: the calling thread's current device), which the
+ * encoder selects again at every call, so any thread may call it. tune = 0 turns off the timing of
+ * cuBLASLt's candidates (SPLADE_GPU_GEMM_TUNE=0): several encoders of one run then pick the same
+ * algorithms, so a batch gives the same bits on any of them. SPLADE_ERR_NO_GPU for a device that
+ * does not exist. */
+SPLADE_GPU_ENTRY int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead_kind head,
+                                                  splade_precision precision, int device, int tune,
+                                                  splade_gpu_encoder **out);
+
+/* How many CUDA devices are visible (0 when none, or no driver). */
+SPLADE_GPU_ENTRY int splade_gpu_device_count(void);
+
 /* The precision the encoder was created with (BF16 for NULL). */
 SPLADE_GPU_ENTRY splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g);
 

@@ -105,6 +105,7 @@ struct splade_gpu_encoder {
 
     splade_gpu_enc::GemmPlan plans[splade_gpu_enc::kPlanCache];
     int plan_next = 0;
+    int device = 0;    // the CUDA device it lives on: set before every call (any thread may call)
     bool tune = true;  // time cuBLASLt's top candidates once per GEMM shape (SPLADE_GPU_GEMM_TUNE=0: off)
     splade_gpu_enc::TunedAlgo tuned[splade_gpu_enc::kTuned];
     int n_tuned = 0;

@@ -39,6 +39,8 @@
 #define CUDA_API(X)                                                                               \
     X(splade_gpu_probe)                                                                           \
     X(splade_gpu_encoder_create_ex)                                                               \
+    X(splade_gpu_encoder_create_on)                                                               \
+    X(splade_gpu_device_count)                                                                    \
     X(splade_gpu_encoder_precision)                                                               \
     X(splade_gpu_encoder_forward)                                                                 \
     X(splade_gpu_encoder_forward_sparse)                                                          \
@@ -177,6 +179,18 @@ int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head,
         *out = NULL;
     return no_gpu();
 }
+
+int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+                                 int device, int tune, splade_gpu_encoder **out)
+{
+    if (cuda_loaded())
+        return api.splade_gpu_encoder_create_on(m, head, precision, device, tune, out);
+    if (out)
+        *out = NULL;
+    return no_gpu();
+}
+
+int splade_gpu_device_count(void) { return cuda_loaded() ? api.splade_gpu_device_count() : 0; }
 
 /* An encoder exists only once the object is loaded: NULL never loads it (the CPU path frees
  * its NULL GPU encoder at every splade_encoder_free). */

@@ -33,6 +33,15 @@ int splade_gpu_encoder_create_ex(const splade_model *m, splade_lmhead_kind head,
     return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
 }
 
+int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead_kind head, splade_precision precision,
+                                 int device, int tune, splade_gpu_encoder **out)
+{
+    (void)device, (void)tune;
+    return splade_gpu_encoder_create_ex(m, head, precision, out);
+}
+
+int splade_gpu_device_count(void) { return 0; }
+
 splade_precision splade_gpu_encoder_precision(const splade_gpu_encoder *g)
 {
     (void)g;

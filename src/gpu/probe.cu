@@ -27,3 +27,13 @@ extern "C" int splade_gpu_probe(char *name, size_t name_len)
                  prop.multiProcessorCount);
     return 1;
 }
+
+extern "C" int splade_gpu_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}

@@ -41,6 +41,13 @@ expect 2 'unknown metric "bleu@4"' "$BIN" eval --run "$T/run.trec" --qrels "$T/q
 "$BIN" eval --run "$T/run.trec" --qrels "$T/qrels" --metrics ndcg@10,map,ndcg_cut_5 > "$T/out" || fail "good metrics"
 grep -q "^ndcg_cut_5\|^ndcg@5 " "$T/out" || fail "good metrics output: $(cat "$T/out")"
 
+# GPU lists (issue #17): a malformed --device names the accepted forms, before any model is looked for
+for d in cuda: cuda:x cuda:-1 cuda:0, cuda:1234; do
+    expect 2 "--device \"$d\": expected cuda:all or cuda:I,J" "$BIN" encode --device "$d" x
+    expect 1 "--device \"$d\": expected cuda:all or cuda:I,J" "$BIN" build "$T/v.jsonl" -o "$T/bad.idx" --device "$d"
+    [ -e "$T/bad.idx" ] && fail "build --device $d left $T/bad.idx"
+done
+
 # model resolution: the message names the source it used
 expect 1 'model "/no/such/model" not found (tried /no/such/model)' "$BIN" encode --model /no/such/model x
 expect 1 'model "/no/such/env" (from $SPLADE_MODEL) not found' env SPLADE_MODEL=/no/such/env "$BIN" encode x
