@@ -15,6 +15,7 @@
 
 #include "encoder/model_internal.h"
 #include "splade/model.h"
+#include "splade/sparse.h"
 
 static inline uint64_t rm_next(uint64_t *s)
 {
@@ -111,6 +112,41 @@ static inline int rm_build(splade_model *m, uint64_t seed)
             m->word_emb[i] *= 0.5f;
     m->storage_ = pool;
     return 0;
+}
+
+/* A random model's output is dense (about half the vocabulary positive per document), unlike a
+ * trained SPLADE model's (~200 terms): benchmarks that must see real sparsity shift every decoder
+ * bias by one constant c, chosen from vectors the caller encoded with this model (top_k >= target):
+ * a term's weight is log1p(relu(x)) of its max logit x, so x = expm1(w), and c = -(median over the
+ * documents of their target-th largest x) leaves about `target` terms per document. Returns c. */
+static inline int rm_cmp_desc(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+static inline float rm_shift_to_sparsity(splade_model *m, const splade_sparse *v, int n, int target)
+{
+    float *kth = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof *kth);
+    int used = 0;
+    for (int d = 0; d < n; d++) {
+        if (v[d].n < target)
+            continue; /* already sparser than the target: says nothing about the cut */
+        float *w = (float *)malloc((size_t)v[d].n * sizeof *w);
+        memcpy(w, v[d].weights, (size_t)v[d].n * sizeof *w);
+        qsort(w, (size_t)v[d].n, sizeof *w, rm_cmp_desc);
+        kth[used++] = expm1f(w[target - 1]);
+        free(w);
+    }
+    float c = 0.f;
+    if (used) {
+        qsort(kth, (size_t)used, sizeof *kth, rm_cmp_desc);
+        c = -kth[used / 2];
+        for (int t = 0; t < m->cfg.vocab_size; t++)
+            m->decoder_b[t] += c;
+    }
+    free(kth);
+    return c;
 }
 
 static inline void rm_free(splade_model *m)
