@@ -42,19 +42,21 @@ done
 # Random vectors (tokens with dots, string and integer-like ids): exact round trip in every engine.
 $CHECK random 200 "$VOCAB" "$T/rand.jsonl" 7
 X --format columns --vectors "$T/rand.jsonl" --model "$MODEL" > "$T/rref.jsonl" || fail "random columns"
+$CHECK docs columns "$T/rref.jsonl" "$VOCAB" 1 "$T/rref.jsonl" || fail "random columns: weight text"
 for e in $ENGINES; do
     X --format "$e" --vectors "$T/rand.jsonl" --model "$MODEL" > "$T/r.$e" || fail "random $e"
     $CHECK docs "$e" "$T/r.$e" "$VOCAB" 256 "$T/rref.jsonl" || fail "random $e"
 done
 grep -q '"__": ' "$T/r.elasticsearch" || fail "a '.' token was not written as __"
 python3 -c '
-import json, sys
+import json, struct, sys
+f32 = lambda x: struct.unpack("<f", struct.pack("<f", x))[0]
 want = [json.loads(l) for l in open(sys.argv[1])]
 got = [json.loads(l) for l in open(sys.argv[2])]
 voc = open(sys.argv[3]).read().split("\n")
 assert [w["id"] for w in want] == [g["id"] for g in got]
-for w, g in zip(want, got):
-    assert {voc[t]: x for t, x in zip(g["term_ids"], g["weights"])} == w["vector"], w["id"]
+for w, g in zip(want, got):  # the same float32 weights
+    assert {voc[t]: f32(x) for t, x in zip(g["term_ids"], g["weights"])} == w["vector"], w["id"]
 ' "$T/rand.jsonl" "$T/rref.jsonl" "$VOCAB" || fail "random vectors changed through export"
 
 # An index: its stored vectors, de-quantized, within doc_scale / 2 of the vectors it was built from;

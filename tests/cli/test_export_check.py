@@ -26,6 +26,7 @@ documented request shapes (called by tests/cli/test_export.sh). Sources of the s
 import json
 import math
 import re
+import struct
 import sys
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -46,6 +47,32 @@ def vocab(path):
 
 def feature(tok):
     return tok.replace(".", "__")
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def shortest_g(w):
+    """The weight text the CLI writes (src/cli/cli_json.c): the shortest of %.6g .. %.9g that reads
+    back to the same float32, each length printed by printf's rounding of the exact value."""
+    for digits in range(6, 10):
+        t = "%.*g" % (digits, w)
+        if f32(float(t)) == w:
+            return t
+    return t
+
+
+def check_weight_text(path):
+    """Every number of a columns export is written as shortest_g writes its float32."""
+    n = 0
+    for line in open(path, encoding="utf-8"):
+        m = re.search(r'"weights": \[([^\]]*)\]', line)
+        for t in (m.group(1).split(", ") if m and m.group(1) else []):
+            if t != shortest_g(f32(float(t))):
+                fail(f"weight written {t}, expected {shortest_g(f32(float(t)))}")
+            n += 1
+    return n
 
 
 def check_weights(ws, where):
@@ -200,6 +227,8 @@ def main():
         engine, path, vpath, bulk, ref = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
         toks, tokmap = vocab(vpath)
         got = read_docs(engine, path, toks, tokmap, bulk)
+        if engine == "columns":
+            check_weight_text(path)
         want = read_docs("columns", ref, toks, tokmap, bulk)
         if got != want:
             fail(f"{engine}: vectors differ from the reference export (first: {got[:1]} vs {want[:1]})")
@@ -230,7 +259,7 @@ def main():
                 terms = rng.sample(range(len(toks)), k)
                 if d % 3 == 0:
                     terms[0] = toks.index(".")
-                vec = {toks[t]: float(f"{rng.uniform(0.001, 5):.7g}") for t in set(terms)}
+                vec = {toks[t]: f32(rng.uniform(0.001, 5) * 10 ** rng.randint(-6, 6)) for t in set(terms)}
                 f.write(json.dumps({"id": f"doc-{d}" if d % 2 else str(d * 7), "vector": vec}) + "\n")
     else:
         fail(f"unknown check {cmd}")
