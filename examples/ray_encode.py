@@ -42,9 +42,14 @@ def main():
         EncodeChunks, batch_size=1, concurrency=a.actors, num_cpus=a.cpus_per_actor, num_gpus=a.gpus_per_actor,
         fn_constructor_kwargs={"out_dir": os.path.abspath(a.out_dir), "model": a.model, "device": a.device,
                                "threads": a.cpus_per_actor, "max_length": a.max_length})
-    n = sum(int(r["n"]) for r in done.iter_rows())
+    rows = list(done.iter_rows())
+    n = sum(int(r["n"]) for r in rows)
     dt = time.time() - t0
-    print(f"ray_encode: {n} documents in {len(plan)} shards, {dt:.1f} s ({n / dt:.1f} docs/s)", file=sys.stderr)
+    actor_cpu = {}  # each actor's CPU seconds at its last chunk (model loading included)
+    for r in rows:
+        actor_cpu[int(r["pid"])] = max(actor_cpu.get(int(r["pid"]), 0.0), float(r["cpu_s"]))
+    print(f"ray_encode: {n} documents in {len(plan)} shards, {dt:.1f} s ({n / dt:.1f} docs/s); "
+          f"{len(actor_cpu)} actors, {sum(actor_cpu.values()):.1f} CPU s in them", file=sys.stderr)
     ray.shutdown()
 
 

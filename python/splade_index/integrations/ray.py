@@ -22,6 +22,7 @@ CPUs) or "cuda" (give the actor num_gpus=1). Output folders must be visible to e
 file system) or be collected from each node afterwards."""
 import json
 import os
+import time
 
 import numpy as np
 
@@ -146,7 +147,9 @@ class EncodeBatch:
 class EncodeChunks(EncodeBatch):
     """map_batches callable over plan_chunks rows: reads each chunk, encodes it in one call (the
     grouping of `splade-index encode`), writes out_dir/part-<chunk>.jsonl (temporary name, then
-    rename: a shard is whole or absent) and returns {"chunk", "path", "n"} per chunk."""
+    rename: a shard is whole or absent) and returns {"chunk", "path", "n", "pid", "cpu_s"} per chunk
+    (cpu_s: the actor process's CPU seconds so far, model loading included: the cost accounting of
+    bench/export_bench.sh)."""
 
     def __init__(self, out_dir, **encoder_opts):
         super().__init__(**encoder_opts)
@@ -154,7 +157,7 @@ class EncodeChunks(EncodeBatch):
         os.makedirs(out_dir, exist_ok=True)
 
     def __call__(self, batch):
-        out = {"chunk": [], "path": [], "n": []}
+        out = {"chunk": [], "path": [], "n": [], "pid": [], "cpu_s": []}
         keys = list(batch)
         for j in range(len(batch["chunk"])):
             item = {k: batch[k][j] for k in keys}
@@ -169,5 +172,7 @@ class EncodeChunks(EncodeBatch):
             out["chunk"].append(item["chunk"])
             out["path"].append(dest)
             out["n"].append(len(lines))
+            out["pid"].append(os.getpid())
+            out["cpu_s"].append(time.process_time())
         return {"chunk": np.array(out["chunk"]), "path": np.array(out["path"], dtype=object),
-                "n": np.array(out["n"])}
+                "n": np.array(out["n"]), "pid": np.array(out["pid"]), "cpu_s": np.array(out["cpu_s"])}
