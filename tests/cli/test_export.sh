@@ -71,6 +71,13 @@ for e in $ENGINES; do
     X --format "$e" --index "$T/mix" > "$T/ix.$e" || fail "$e from an index"
     $CHECK docs "$e" "$T/ix.$e" "$VOCAB" 256 "$T/mix.cols" || fail "$e from an index"
 done
+# a --vectors index of two segments (each its own vocabulary: the term-id maps of the union), one doc_scale
+SCALE=$(python3 -c 'import json, sys; print("%.9g" % (max(w for l in open(sys.argv[1]) for w in json.loads(l)["vector"].values()) / 255))' "$T/vec.jsonl")
+head -n 20 "$T/vec.jsonl" > "$T/vec1.jsonl"; tail -n +21 "$T/vec.jsonl" > "$T/vec2.jsonl"
+"$BIN" build --quiet --vectors "$T/vec1.jsonl" --doc-scale "$SCALE" -o "$T/six" > /dev/null 2>&1 || fail "build half"
+"$BIN" add --quiet --vectors "$T/vec2.jsonl" -i "$T/six" > /dev/null 2>&1 || fail "add half"
+X --format columns --index "$T/six" --model "$MODEL" > "$T/six.cols" || fail "--index of two segments"
+$CHECK dequant "$T/six.cols" "$T/ref.jsonl" "$VOCAB" || fail "two-segment --vectors index de-quantization"
 # segments and deletions: deleted documents are not exported
 "$BIN" delete -i "$T/mix" "$(head -1 "$T/ref.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')" \
     > /dev/null 2>&1 || fail "delete"
