@@ -121,14 +121,13 @@ static int parse(int argc, char **argv, encode_opts *o)
 static const export_target *query_body; /* --queries --format: set by run() */
 
 /* The engine's search body for one query: tokens and ids side by side (export_format.h). */
-static void print_query(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
+static int print_query(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
 {
     const char **tok = malloc(((size_t)v->n + 1) * sizeof *tok);
     char (*unk)[32] = malloc(((size_t)v->n + 1) * sizeof *unk);
-    if (!tok || !unk) { /* the output then lacks the line: stop with the write check's error instead */
+    if (!tok || !unk) {
         free(tok), free(unk);
-        fclose(f);
-        return;
+        return splade_fail(SPLADE_ERR_NOMEM, "query %s: %d terms", id, (int)v->n);
     }
     for (int32_t i = 0; i < v->n; i++) {
         tok[i] = splade_tokenizer_token(t, v->terms[i]);
@@ -141,14 +140,13 @@ static void print_query(FILE *f, const char *id, const splade_sparse *v, const s
     export_write_query(f, query_body, &q);
     free(tok);
     free(unk);
+    return SPLADE_OK;
 }
 
-static void print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
+static int print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
 {
-    if (query_body) {
-        print_query(f, id, v, t);
-        return;
-    }
+    if (query_body)
+        return print_query(f, id, v, t);
     fputs("{\"id\": ", f);
     splade_cli_json_string(f, id);
     fputs(", \"vector\": {", f);
@@ -165,6 +163,7 @@ static void print_vector(FILE *f, const char *id, const splade_sparse *v, const 
         splade_cli_json_weight(f, v->weights[i]);
     }
     fputs("}}\n", f);
+    return SPLADE_OK;
 }
 
 /* Encodes texts[0..n) (CHUNK at a time, as many as TEXT arguments there are or one chunk of --input)
@@ -179,7 +178,7 @@ static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, ch
     int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
     for (int i = 0; i < n; i++) {
         if (!rc)
-            print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
+            rc = print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
         splade_sparse_free(&vec[i]);
     }
     free(vec);
