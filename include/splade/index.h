@@ -153,6 +153,18 @@ SPLADE_API const char *splade_index_term(const splade_index *ix, int32_t term, s
 SPLADE_API int32_t splade_index_term_lookup(splade_index *ix, const char *token, size_t len);
 SPLADE_API int splade_index_prepare_lookup(splade_index *ix);
 
+/* Called once per live document by splade_index_doc_vectors: `doc` is its id in the opened index
+ * (splade_index_doc_id), terms ascending (the index's term ids, splade_index_term), weights > 0;
+ * the arrays are valid during the call only. A non-zero return stops the walk and is returned. */
+typedef int (*splade_doc_vector_fn)(void *user, uint32_t doc, const int32_t *terms, const float *weights,
+                                    int32_t n);
+/* Each live document's stored vector, de-quantized: impact i becomes the weight i × doc_scale, so
+ * each weight is within doc_scale / 2 of the encoder's (one under doc_scale / 2 comes back as
+ * doc_scale, impacts being at least 1; a clipped one, docs/FORMAT.md, as 255 × doc_scale). Documents come segment by segment (manifest order), each segment's in
+ * sequence order (a single file: corpus order). Decodes one segment at a time: memory is about
+ * 5 bytes per posting of the largest segment. */
+SPLADE_API int splade_index_doc_vectors(const splade_index *ix, splade_doc_vector_fn fn, void *user);
+
 #ifdef __cplusplus
 }
 #endif

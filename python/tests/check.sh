@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make python-check` (part of `make test`): the Python package against the library and CLI just
 # built in $BUILD. Installs numpy, scipy and pytest where the interpreter lacks them (into
-# $BUILD/python-deps, pip --target: no root, no virtualenv needed, PEP 668 systems included), installs
+# $BUILD/python-deps, pip --target: no root, no virtualenv needed, PEP 668 systems included), and the
+# integrations' pyarrow, pymilvus, milvus-lite and ray where it can (optional), installs
 # the package from python/ with $BUILD/libsplade.so.0 bundled (into $BUILD/python-pkg), runs pytest.
 # Exit 0 pass (or visible skip when pip is missing), 1 fail; "$pass $fail $skip" goes to
 # $BUILD/python-counts for make test's closing line. PYTHON=... picks the interpreter.
@@ -24,6 +25,17 @@ done
 if [ -n "$missing" ]; then
     echo "python-check: installing$missing into $deps"
     "$PY" -m pip install --quiet --target "$deps" $missing || exit 1
+fi
+# The integrations' engines (test_milvus.py, test_ray.py, test_parquet.py): installed when missing,
+# their tests skip visibly when the install fails (offline).
+optional=""
+for m in pyarrow:pyarrow pymilvus:pymilvus milvus_lite:milvus-lite ray:ray[data]; do
+    PYTHONPATH="$deps" "$PY" -c "import ${m%%:*}" 2>/dev/null || optional="$optional ${m#*:}"
+done
+if [ -n "$optional" ]; then
+    echo "python-check: installing$optional into $deps (optional: their tests skip without them)"
+    "$PY" -m pip install --quiet --target "$deps" $optional ||
+        echo "python-check: could not install$optional (offline?): the Milvus / Ray / Parquet tests will skip"
 fi
 # The package as a user installs it (pip install ./python), bundling the library under test.
 pkg="$B/python-pkg"

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "cli/cli_env.h"
+#include "cli/cli_json.h"
 #include "cli/cli_util.h"
+#include "cli/export_format.h"
 #include "cli/commands.h"
 #include "common/fail.h"
 #include "splade.h"
@@ -18,6 +20,8 @@
 static const char usage_text[] =
     "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--threads N]\n"
     "                           [--precision bf16|fp32] [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
+    "                           [--queries --format opensearch|opensearch-sparse|elasticsearch|qdrant|milvus\n"
+    "                            [--target NAME] [--field NAME] [--size K]]\n"
     "                           (TEXT... | --input FILE.jsonl)\n"
     "\n"
     "Prints one JSON line per text: {\"id\": ..., \"vector\": {\"token\": weight, ...}}. TEXT arguments\n"
@@ -26,7 +30,10 @@ static const char usage_text[] =
     "~/.cache/splade-index/" SPLADE_DEFAULT_MODEL ", else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`).\n"
     "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n"
     "--precision: the GPU's number format, bf16 (default, fast) or fp32 (the same vectors as the CPU,\n"
-    "which always computes in fp32).\n";
+    "which always computes in fp32).\n"
+    "--queries --format ENGINE: each text's search request body for that engine instead, one per line in\n"
+    "input order (index/collection --target, vector --field, both default splade; --size hits, default\n"
+    "10), matching the documents of `splade-index export --format ENGINE`.\n";
 
 /* Texts handed to the encoder at once: bounds memory on big corpora, and fixes which texts are batched
  * together, hence the vectors' last bits (include/splade/encoder.h, splade_encoder_encode_chunked). */
@@ -37,6 +44,9 @@ typedef struct {
     splade_encoder_opts eo;
     char **texts;
     int n_texts;
+    int queries;
+    const char *format;
+    export_target query; /* --queries --format: the engine's query body */
 } encode_opts;
 
 static int parse(int argc, char **argv, encode_opts *o)
@@ -47,8 +57,11 @@ static int parse(int argc, char **argv, encode_opts *o)
         {"batch", required_argument, 0, 'b'}, {"top-k", required_argument, 0, 'k'},
         {"threshold", required_argument, 0, 'T'}, {"quiet", no_argument, 0, 'q'},
         {"input", required_argument, 0, 'i'}, {"precision", required_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"queries", no_argument, 0, 'Q'}, {"format", required_argument, 0, 'f'},
+        {"target", required_argument, 0, 'n'}, {"field", required_argument, 0, 'F'},
+        {"size", required_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
+    o->query = (export_target){.target = "splade", .field = "splade", .k = 10};
     optind = 1;
     for (int c, bad = 0; (c = getopt_long(argc, argv, "m:i:qh", longs, NULL)) != -1;) {
         switch (c) {
@@ -62,6 +75,11 @@ static int parse(int argc, char **argv, encode_opts *o)
         case 'q': o->eo.quiet = 1; break;
         case 'i': o->input = optarg; break;
         case 'P': o->precision = optarg; break;
+        case 'Q': o->queries = 1; break;
+        case 'f': o->format = optarg; break;
+        case 'n': o->query.target = optarg; break;
+        case 'F': o->query.field = optarg; break;
+        case 'K': bad = splade_cli_int("encode", "--size", optarg, 1, 10000, &o->query.k); break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -78,6 +96,21 @@ static int parse(int argc, char **argv, encode_opts *o)
         fprintf(stderr, "splade-index encode: %s\n", splade_error_detail());
         return 2;
     }
+    if (!o->queries != !o->format) {
+        fprintf(stderr, "splade-index encode: --queries and --format go together\n%s", usage_text);
+        return 2;
+    }
+    if (o->format && (export_parse_engine(o->format, &o->query.engine) || o->query.engine == EXPORT_COLUMNS)) {
+        fprintf(stderr, "splade-index encode: unknown --format \"%s\" (choose "
+                        "opensearch|opensearch-sparse|elasticsearch|qdrant|milvus)\n", o->format);
+        return 2;
+    }
+    if (!*o->query.target || !*o->query.field || strpbrk(o->query.target, "\"\\\n\t") ||
+        strpbrk(o->query.field, "\"\\\n\t")) {
+        fprintf(stderr, "splade-index encode: --target and --field must be non-empty names without quotes, "
+                        "backslashes or tabs\n");
+        return 2;
+    }
     if (!o->n_texts == !o->input) {
         fprintf(stderr, "splade-index encode: give TEXT arguments or --input FILE, not both\n%s", usage_text);
         return 2;
@@ -85,38 +118,37 @@ static int parse(int argc, char **argv, encode_opts *o)
     return -1; /* go on */
 }
 
-static void put_json_string(FILE *f, const char *s)
+static const export_target *query_body; /* --queries --format: set by run() */
+
+/* The engine's search body for one query: tokens and ids side by side (export_format.h). */
+static int print_query(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
+    const char **tok = malloc(((size_t)v->n + 1) * sizeof *tok);
+    char (*unk)[32] = malloc(((size_t)v->n + 1) * sizeof *unk);
+    if (!tok || !unk) {
+        free(tok), free(unk);
+        return splade_fail(SPLADE_ERR_NOMEM, "query %s: %d terms", id, (int)v->n);
     }
-    fputc('"', f);
+    for (int32_t i = 0; i < v->n; i++) {
+        tok[i] = splade_tokenizer_token(t, v->terms[i]);
+        if (!tok[i]) {
+            snprintf(unk[i], sizeof unk[i], "[unused_id_%d]", (int)v->terms[i]);
+            tok[i] = unk[i];
+        }
+    }
+    export_vec q = {id, v->n, tok, v->terms, v->weights};
+    export_write_query(f, query_body, &q);
+    free(tok);
+    free(unk);
+    return SPLADE_OK;
 }
 
-/* The shortest of %.6g .. %.9g that strtof reads back to the same bits: parsing the output gives the
- * encoder's float32 exactly (%.9g always does), and most weights keep 6 or 7 digits. */
-static void put_weight(FILE *f, float w)
+static int print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
 {
-    char buf[32];
-    for (int digits = 6; digits <= 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)w);
-        float back = strtof(buf, NULL);
-        if (memcmp(&back, &w, sizeof w) == 0)
-            break;
-    }
-    fputs(buf, f);
-}
-
-static void print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
-{
+    if (query_body)
+        return print_query(f, id, v, t);
     fputs("{\"id\": ", f);
-    put_json_string(f, id);
+    splade_cli_json_string(f, id);
     fputs(", \"vector\": {", f);
     for (int32_t i = 0; i < v->n; i++) {
         const char *tok = splade_tokenizer_token(t, v->terms[i]);
@@ -126,11 +158,12 @@ static void print_vector(FILE *f, const char *id, const splade_sparse *v, const 
             tok = unk;
         }
         fputs(i ? ", " : "", f);
-        put_json_string(f, tok);
+        splade_cli_json_string(f, tok);
         fputs(": ", f);
-        put_weight(f, v->weights[i]);
+        splade_cli_json_weight(f, v->weights[i]);
     }
     fputs("}}\n", f);
+    return SPLADE_OK;
 }
 
 /* Encodes texts[0..n) (CHUNK at a time, as many as TEXT arguments there are or one chunk of --input)
@@ -145,7 +178,7 @@ static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, ch
     int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
     for (int i = 0; i < n; i++) {
         if (!rc)
-            print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
+            rc = print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
         splade_sparse_free(&vec[i]);
     }
     free(vec);
@@ -208,6 +241,7 @@ static int run(const encode_opts *o, splade_model *m)
     splade_encoder *e;
     splade_encoder_opts eo = o->eo;
     eo.max_batch_tokens = splade_cli_max_batch_tokens();
+    query_body = o->format ? &o->query : NULL;
     int rc = splade_encoder_create(m, &eo, &e);
     if (rc)
         return fail(rc);

@@ -5,6 +5,7 @@
 
 int cmd_tokenize(int argc, char **argv);
 int cmd_encode(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_fetch_model(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_add(int argc, char **argv);

@@ -23,6 +23,7 @@ static const command commands[] = {
     {"info", cmd_info, "print an index's segments, documents, postings, size and model"},
     {"query", cmd_query, "encode a query and print the top documents"},
     {"encode", cmd_encode, "print SPLADE vectors of texts as JSONL"},
+    {"export", cmd_export, "write vectors as OpenSearch/Elasticsearch/Qdrant/Milvus bodies or Parquet"},
     {"tokenize", cmd_tokenize, "print WordPiece ids of each input line as JSON arrays"},
     {"eval", cmd_eval, "score a TREC run against qrels (nDCG, MRR, recall)"},
     {"fetch-model", cmd_fetch_model, "download a model from the Hugging Face hub"},

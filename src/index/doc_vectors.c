@@ -1,0 +1,142 @@
+/* Each live document's stored vector, de-quantized (include/splade/index.h, splade_index_doc_vectors):
+ * the postings of one segment file inverted back into per-document vectors (the decoding merge.c
+ * does), then handed out in sequence order with the opened index's term ids. An impact i becomes the
+ * weight i × doc_scale (docs/FORMAT.md, "Quantization and scores"). */
+#include <stdlib.h>
+
+#include "common/fail.h"
+#include "index/format.h"
+#include "index/postings.h"
+#include "index/reader_internal.h"
+#include "index/segment.h"
+#include "splade/index.h"
+
+/* One file's documents as vectors: CSR over its internal ids, terms as the file's ids. */
+typedef struct {
+    uint64_t *start;
+    int32_t *terms;
+    uint8_t *impacts;
+} file_vectors;
+
+static void file_vectors_free(file_vectors *f)
+{
+    free(f->start);
+    free(f->terms);
+    free(f->impacts);
+}
+
+/* Two passes over every posting list of the file: count per document, then fill. Terms come out
+ * ascending per document because lists are visited in term order. */
+static int decode_file(const splade_index *ix, uint32_t n_docs, file_vectors *f)
+{
+    uint32_t docs[SPLADE_BLOCK_SIZE];
+    f->start = calloc((size_t)n_docs + 2, sizeof *f->start);
+    f->terms = malloc((ix->info.n_postings + 1) * sizeof *f->terms);
+    f->impacts = malloc(ix->info.n_postings + 1);
+    if (!f->start || !f->terms || !f->impacts)
+        return splade_fail(SPLADE_ERR_NOMEM, "%s: %llu postings", ix->path, (unsigned long long)ix->info.n_postings);
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t t = 0; t < ix->info.n_terms; t++) {
+            splade_term_postings tp;
+            splade_index_postings(ix, (int32_t)t, &tp);
+            for (uint32_t b = 0; b < tp.n_blocks; b++) {
+                uint32_t prev = b ? tp.blocks[b - 1].last_doc : 0;
+                uint32_t count = b + 1 < tp.n_blocks ? SPLADE_BLOCK_SIZE : tp.n_postings - b * SPLADE_BLOCK_SIZE;
+                const uint8_t *in = tp.postings + tp.blocks[b].offset;
+                splade_block_decode_docs(in, count, prev, docs);
+                for (uint32_t i = 0; i < count; i++) {
+                    if (pass == 0) {
+                        f->start[docs[i] + 2]++;
+                        continue;
+                    }
+                    uint64_t p = f->start[docs[i] + 1]++;
+                    f->terms[p] = (int32_t)t;
+                    f->impacts[p] = in[i];
+                }
+            }
+        }
+        if (pass == 0) /* start[d + 2] counts -> start[d + 1] = the fill cursor of d */
+            for (uint32_t d = 0; d < n_docs; d++)
+                f->start[d + 2] += f->start[d + 1];
+    }
+    return SPLADE_OK;
+}
+
+typedef struct {
+    uint64_t seq;
+    uint32_t doc;
+} seq_doc;
+
+static int by_seq(const void *a, const void *b)
+{
+    uint64_t x = ((const seq_doc *)a)->seq, y = ((const seq_doc *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+/* The opened index's term id of each of the file's terms (a --vectors segment has its own sorted
+ * vocabulary; the snapshot's remap goes the other way). NULL: the same ids. */
+static int file_to_index_terms(const splade_index *ix, const splade_segment *g, int32_t **out)
+{
+    *out = NULL;
+    if (!g->remap)
+        return SPLADE_OK;
+    int32_t *m = malloc(((size_t)g->ix->info.n_terms + 1) * sizeof *m);
+    if (!m)
+        return splade_fail(SPLADE_ERR_NOMEM, "vocabulary map");
+    for (uint32_t t = 0; t < ix->info.n_terms; t++)
+        if (g->remap[t] >= 0)
+            m[g->remap[t]] = (int32_t)t;
+    *out = m;
+    return SPLADE_OK;
+}
+
+static int emit_segment(const splade_index *ix, const splade_segment *g, splade_doc_vector_fn fn, void *user)
+{
+    file_vectors f = {0};
+    int32_t *map = NULL, *terms = NULL;
+    float *weights = NULL;
+    seq_doc *order = malloc(((size_t)g->n_live + 1) * sizeof *order);
+    int rc = order ? decode_file(g->ix, g->n_docs, &f) : splade_fail(SPLADE_ERR_NOMEM, "document order");
+    if (!rc)
+        rc = file_to_index_terms(ix, g, &map);
+    uint32_t k = 0, widest = 0;
+    for (uint32_t d = 0; !rc && d < g->n_docs; d++) {
+        uint32_t len = (uint32_t)(f.start[d + 1] - f.start[d]);
+        widest = len > widest ? len : widest;
+        if (!splade_segment_deleted(g, d))
+            order[k++] = (seq_doc){splade_segment_seq(g, d), d};
+    }
+    if (!rc && (!(terms = malloc(((size_t)widest + 1) * sizeof *terms)) ||
+                !(weights = malloc(((size_t)widest + 1) * sizeof *weights))))
+        rc = splade_fail(SPLADE_ERR_NOMEM, "a vector of %u terms", widest);
+    if (!rc)
+        qsort(order, k, sizeof *order, by_seq);
+    float scale = ix->info.doc_scale;
+    for (uint32_t i = 0; !rc && i < k; i++) {
+        uint32_t d = order[i].doc;
+        uint64_t a = f.start[d], e = f.start[d + 1];
+        for (uint64_t p = a; p < e; p++) {
+            terms[p - a] = map ? map[f.terms[p]] : f.terms[p];
+            weights[p - a] = (float)f.impacts[p] * scale;
+        }
+        rc = fn(user, splade_segment_global(g, d), terms, weights, (int32_t)(e - a));
+    }
+    free(order);
+    free(map);
+    free(terms);
+    free(weights);
+    file_vectors_free(&f);
+    return rc;
+}
+
+int splade_index_doc_vectors(const splade_index *ix, splade_doc_vector_fn fn, void *user)
+{
+    if (!ix || !fn)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "doc_vectors: NULL index or callback");
+    for (int s = 0; s < splade_index_n_segments(ix); s++) {
+        int rc = emit_segment(ix, splade_index_segment(ix, s), fn, user);
+        if (rc)
+            return rc;
+    }
+    return SPLADE_OK;
+}
