@@ -15,6 +15,14 @@
 extern "C" {
 #endif
 
+/* Architectures whose masked-LM checkpoints load (config.json "model_type" / "architectures"). */
+typedef enum { SPLADE_ARCH_BERT = 0, SPLADE_ARCH_DISTILBERT = 1 } splade_arch;
+/* SPLADE pooling over positions (sentence-transformers SpladePooling "pooling_strategy"). */
+typedef enum { SPLADE_POOL_MAX = 0, SPLADE_POOL_SUM = 1 } splade_pooling;
+/* The activation applied to each logit before pooling (SpladePooling "activation_function"):
+ * "relu" there means log1p(relu(x)) (SPLADE's); "log1p_relu" means log1p(log1p(relu(x))). */
+typedef enum { SPLADE_ACT_LOG1P_RELU = 0, SPLADE_ACT_LOG1P_LOG1P_RELU = 1 } splade_activation;
+
 typedef struct {
     int32_t vocab_size;
     int32_t hidden_size;
@@ -27,6 +35,10 @@ typedef struct {
     float layer_norm_eps;
     bool tie_word_embeddings;
     bool do_lower_case;     /* from tokenizer_config.json; true when absent */
+    /* Appended (older bindings read the fields above only): */
+    int32_t architecture;   /* splade_arch */
+    int32_t pooling;        /* splade_pooling; SPLADE_POOL_MAX unless the model declares otherwise */
+    int32_t activation;     /* splade_activation; SPLADE_ACT_LOG1P_RELU unless declared */
 } splade_config;
 
 /* A loaded model (opaque): its weights in host memory as fp32, its tokenizer and config. Read-only
@@ -51,7 +63,8 @@ SPLADE_API uint64_t splade_model_fingerprint(const splade_model *m);
 /* The folder the model was loaded from, as given to splade_model_load. */
 SPLADE_API const char *splade_model_dir(const splade_model *m);
 
-/* Parses and validates config.json (BERT family, hidden_act "gelu") into *cfg;
+/* Parses and validates config.json (BERT or DistilBERT masked LM, exact GELU) into *cfg; an unknown
+ * "model_type" / "architectures" is SPLADE_ERR_UNSUPPORTED naming it and the supported list;
  * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */
 SPLADE_API int splade_config_load(const char *config_path, splade_config *cfg);
 

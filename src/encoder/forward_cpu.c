@@ -115,8 +115,8 @@ static void embed_part(const fwd *f, int tid, splade_team *t)
             const float *we = m->word_emb + (size_t)f->ids[i] * H;
             const float *pe = m->pos_emb + (size_t)(i - f->offsets[b]) * H;
             float *r = f->w->x + (size_t)i * H;
-            for (int32_t j = 0; j < H; j++)
-                r[j] = we[j] + pe[j] + m->type_emb[j]; /* token type 0 */
+            for (int32_t j = 0; j < H; j++) /* token type 0; DistilBERT has no token types */
+                r[j] = we[j] + pe[j] + (m->type_emb ? m->type_emb[j] : 0.0f);
         }
     splade_layer_norm(f->w->x, r0, r1, H, m->emb_ln_g, m->emb_ln_b, m->cfg.layer_norm_eps);
 }
