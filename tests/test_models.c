@@ -127,6 +127,93 @@ static void test_distilbert(void **s)
     splade_model_free(m);
 }
 
+/* SpladePooling "sum" with "log1p_relu" (read from 1_SpladePooling/config.json), on the CPU. */
+static void test_sum_pooling(void **s)
+{
+    (void)s;
+    static const gcase c = {"cache/rand-distil-sum", "tests/data/models/rand-distil-sum.jsonl"};
+    run_document(&c);
+    splade_model *m;
+    assert_int_equal(splade_model_load(c.model_dir, &m), SPLADE_OK);
+    assert_int_equal(splade_model_config(m)->pooling, SPLADE_POOL_SUM);
+    assert_int_equal(splade_model_config(m)->activation, SPLADE_ACT_LOG1P_LOG1P_RELU);
+    assert_false(splade_model_has_query_table(m));
+    splade_model_free(m);
+}
+
+/* A sentence-transformers Router folder (doc-only, OpenSearch v3 style): the document route's MLM
+ * transformer and SpladePooling("max", "log1p_relu"). */
+static void test_router_document(void **s)
+{
+    (void)s;
+    static const gcase c = {"cache/rand-docv3", "tests/data/models/rand-docv3.jsonl"};
+    run_document(&c);
+    splade_model *m;
+    assert_int_equal(splade_model_load(c.model_dir, &m), SPLADE_OK);
+    assert_int_equal(splade_model_config(m)->activation, SPLADE_ACT_LOG1P_LOG1P_RELU);
+    assert_int_equal(splade_model_config(m)->pooling, SPLADE_POOL_MAX);
+    assert_true(splade_model_has_query_table(m));
+    splade_model_free(m);
+}
+
+/* A plain Hugging Face folder with idf.json (OpenSearch v2 doc-only layout): documents by the
+ * forward pass with the default activation. */
+static void test_plain_idf_document(void **s)
+{
+    (void)s;
+    static const gcase c = {"cache/rand-docv2-idf", "tests/data/models/rand-docv2-idf.jsonl"};
+    run_document(&c);
+}
+
+/* Query vectors from the table (no forward pass) equal sentence-transformers' encode_query
+ * (SparseStaticEmbedding) and the idf.json weighting; the tokens equal HF's without specials. */
+static void run_query_table(const gcase *c)
+{
+    gv_file gf;
+    splade_model *m = load_case(c, &gf);
+    if (!m)
+        skip();
+    assert_true(splade_model_has_query_table(m));
+    assert_true(splade_model_query_table_fingerprint(m) != 0);
+    int32_t *ids = malloc((size_t)(gf.max_length + 2) * sizeof *ids);
+    double worst = 0.0;
+    for (int i = 0; i < gf.n; i++) {
+        const gv_row *g = &gf.g[i];
+        int32_t n;
+        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), g->text, strlen(g->text), gf.max_length + 2, ids,
+                                         &n), SPLADE_OK);
+        if (n - 2 != g->n_ids || memcmp(ids + 1, g->ids, (size_t)g->n_ids * sizeof *ids))
+            fail_msg("%s: %d pieces here, %d in HF's tokenizer (or different ids)", g->id, n - 2, g->n_ids);
+        splade_sparse v;
+        assert_int_equal(splade_model_query_vector(m, g->text, strlen(g->text), gf.max_length, &v), SPLADE_OK);
+        int32_t only;
+        double d = gv_compare(g, &v, 1e-6, &only);
+        if (only >= 0)
+            fail_msg("%s: term %d present on one side only", g->id, only);
+        worst = d > worst ? d : worst;
+        splade_sparse_free(&v);
+    }
+    printf("  %s: %d queries, max |diff| %.2e\n", c->golden, gf.n, worst);
+    assert_true(worst <= 1e-6);
+    free(ids);
+    splade_model_free(m);
+    gv_free(&gf);
+}
+
+static void test_query_table_static(void **s)
+{
+    (void)s;
+    static const gcase c = {"cache/rand-docv3", "tests/data/models/rand-docv3-query.jsonl"};
+    run_query_table(&c);
+}
+
+static void test_query_table_idf(void **s)
+{
+    (void)s;
+    static const gcase c = {"cache/rand-docv2-idf", "tests/data/models/rand-docv2-idf-query.jsonl"};
+    run_query_table(&c);
+}
+
 /* --- bad input ------------------------------------------------------------------------ */
 
 static char tmpdir[64];
@@ -158,8 +245,6 @@ static void expect_config(const char *json, int rc, const char *needle)
 static void test_config_errors(void **s)
 {
     (void)s;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/splade-models-XXXXXX");
-    assert_non_null(mkdtemp(tmpdir));
     expect_config("{\"model_type\": \"distilbert\", " DISTIL "}", SPLADE_OK, "");
     expect_config("{\"architectures\": [\"DistilBertForMaskedLM\"], " DISTIL "}", SPLADE_OK, "");
     expect_config("{\"model_type\": \"roberta\", " DISTIL "}", SPLADE_ERR_UNSUPPORTED,
@@ -208,13 +293,111 @@ static void test_distilbert_missing_tensor(void **s)
     assert_non_null(strstr(splade_error_detail(), "missing tensor 'distilbert.transformer.layer.1.ffn.lin2.bias'"));
 }
 
+/* A copy of cache/SRC in tmpdir/NAME, then `edit` run in it (sh -c); 0 when the model is absent. */
+static int copy_model(const char *src, const char *name, const char *edit, char *dir, size_t n)
+{
+    char cmd[2048];
+    snprintf(dir, n, "%s/%s", tmpdir, name);
+    if (access(src, R_OK) != 0)
+        return 0;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && cd '%s' && %s", dir, src, dir, dir, edit);
+    assert_int_equal(system(cmd), 0);
+    return 1;
+}
+
+static void expect_load(const char *src, const char *name, const char *edit, int rc, const char *needle)
+{
+    char dir[256];
+    if (!copy_model(src, name, edit, dir, sizeof dir)) {
+        printf("SKIP: %s absent (make models)\n", src);
+        return;
+    }
+    splade_model *m = NULL;
+    int got = splade_model_load(dir, &m);
+    if (got != rc || !strstr(splade_error_detail(), needle))
+        fail_msg("%s after '%s': rc %d (want %d), detail '%s' (want '%s')", src, edit, got, rc,
+                 got ? splade_error_detail() : "", needle);
+    splade_model_free(m);
+}
+
+#define PY_JSON(file, code) "python3 -c \"import json; p='" file "'; d=json.load(open(p)); " code "; json.dump(d, open(p,'w'))\""
+
+static void test_layout_errors(void **s)
+{
+    (void)s;
+    /* the modules disagree with config.json */
+    expect_load("cache/rand-distilbert", "dim", PY_JSON("1_SpladePooling/config.json", "d['embedding_dimension']=30000"),
+                SPLADE_ERR_MODEL, "field 'embedding_dimension' is 30000 but");
+    expect_load("cache/rand-distilbert", "pool", PY_JSON("1_SpladePooling/config.json", "d['pooling_strategy']='mean'"),
+                SPLADE_ERR_UNSUPPORTED, "1_SpladePooling/config.json: field 'pooling_strategy' is not");
+    expect_load("cache/rand-distilbert", "act", PY_JSON("1_SpladePooling/config.json", "d['activation_function']='gelu'"),
+                SPLADE_ERR_UNSUPPORTED, "field 'activation_function' is not \"relu\" or \"log1p_relu\"");
+    expect_load("cache/rand-distilbert", "type", PY_JSON("modules.json", "d[1]['type']='x.models.Normalize'"),
+                SPLADE_ERR_UNSUPPORTED, "module type \"x.models.Normalize\" is not supported");
+    expect_load("cache/rand-distilbert", "nomlm", PY_JSON("modules.json", "d.pop(0)"), SPLADE_ERR_MODEL,
+                "no MLM transformer module");
+    expect_load("cache/rand-distilbert", "badjson", "echo '[{' > modules.json", SPLADE_ERR_FORMAT, "modules.json:");
+    /* missing or mismatched query tables */
+    expect_load("cache/rand-docv3", "noq", "rm query_0_SparseStaticEmbedding/model.safetensors", SPLADE_ERR_NOT_FOUND,
+                "query_0_SparseStaticEmbedding/model.safetensors");
+    expect_load("cache/rand-docv3", "qvocab", "echo extra >> query_0_SparseStaticEmbedding/vocab.txt", SPLADE_ERR_MODEL,
+                "the query module's tokenizer is not the document model's");
+    expect_load("cache/rand-docv3", "noroute", PY_JSON("router_config.json", "d['structure'].pop('document')"),
+                SPLADE_ERR_MODEL, "no \"structure\".\"document\" route");
+    expect_load("cache/rand-docv2-idf", "idftok", PY_JSON("idf.json", "d['zzqqxx-not-a-token']=1.0"), SPLADE_ERR_MODEL,
+                "token \"zzqqxx-not-a-token\" is not in the model's vocabulary");
+    expect_load("cache/rand-docv2-idf", "idfneg", PY_JSON("idf.json", "d['the']=-1"), SPLADE_ERR_FORMAT,
+                "token \"the\" has weight -1");
+    expect_load("cache/rand-docv2-idf", "idfstr", PY_JSON("idf.json", "d['the']='x'"), SPLADE_ERR_FORMAT,
+                "the weight of token \"the\" is not a number");
+    expect_load("cache/rand-docv2-idf", "idfarr", "echo '[1, 2]' > idf.json", SPLADE_ERR_FORMAT,
+                "not a JSON object of token weights");
+    /* a model without a table: the query-table path is refused, not silently empty */
+    if (access("cache/rand-distilbert", R_OK) == 0) {
+        splade_model *m;
+        assert_int_equal(splade_model_load("cache/rand-distilbert", &m), SPLADE_OK);
+        splade_sparse v;
+        assert_int_equal(splade_model_query_vector(m, "x", 1, 16, &v), SPLADE_ERR_UNSUPPORTED);
+        assert_non_null(strstr(splade_error_detail(), "has no query table"));
+        splade_model_free(m);
+    }
+}
+
+/* Pooling, activation and the query table enter the fingerprint: the same weights under another
+ * head or table are another model to an index. */
+static void test_fingerprints(void **s)
+{
+    (void)s;
+    char a[256], b[256];
+    if (!copy_model("cache/rand-docv2-idf", "fp1", "true", a, sizeof a) ||
+        !copy_model("cache/rand-docv2-idf", "fp2", "rm idf.json", b, sizeof b))
+        skip();
+    splade_model *x, *y;
+    assert_int_equal(splade_model_load(a, &x), SPLADE_OK);
+    assert_int_equal(splade_model_load(b, &y), SPLADE_OK);
+    assert_true(splade_model_fingerprint(x) != splade_model_fingerprint(y));
+    assert_false(splade_model_has_query_table(y));
+    assert_int_equal(splade_model_query_table_fingerprint(y), 0);
+    splade_model_free(x), splade_model_free(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_distilbert),
+        cmocka_unit_test(test_sum_pooling),
+        cmocka_unit_test(test_router_document),
+        cmocka_unit_test(test_plain_idf_document),
+        cmocka_unit_test(test_query_table_static),
+        cmocka_unit_test(test_query_table_idf),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_distilbert_missing_tensor),
+        cmocka_unit_test(test_layout_errors),
+        cmocka_unit_test(test_fingerprints),
     };
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/splade-models-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return 1;
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (tmpdir[0]) {
         char cmd[128];

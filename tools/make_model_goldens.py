@@ -117,7 +117,7 @@ def encode_hf(d, items, a):
     return out
 
 
-def idf_query(d, items, a):
+def idf_query(d, items, max_length):
     """OpenSearch doc-only layout (idf.json): query = idf of each distinct token, no special tokens."""
     from transformers import AutoTokenizer
     tok = AutoTokenizer.from_pretrained(d)
@@ -127,7 +127,7 @@ def idf_query(d, items, a):
     table = {vocab[k]: v for k, v in idf.items()}
     out = []
     for t in items:
-        ids = tok(t["text"], add_special_tokens=False, truncation=True, max_length=a.max_length)["input_ids"]
+        ids = tok(t["text"], add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
         out.append([[i, round(float(table[i]), 7)] for i in sorted(set(ids)) if table.get(i, 0.0) != 0.0])
     return out
 
@@ -152,18 +152,20 @@ def golden(name, a, items):
                              os.path.exists(os.path.join(d, "idf.json")) else [])
     for route in routes:
         special = route == "document"
-        ids = [tok(t["text"], truncation=True, max_length=a.max_length, add_special_tokens=special)["input_ids"]
+        # the query table's tokenizer truncates at model_max_length (512), as SparseStaticEmbedding does
+        ml = a.max_length if special else tok.model_max_length
+        ids = [tok(t["text"], truncation=True, max_length=ml, add_special_tokens=special)["input_ids"]
                for t in items]
         full = [len(tok(t["text"], add_special_tokens=special)["input_ids"]) for t in items]
         if os.path.exists(os.path.join(d, "modules.json")):
             vecs, ref = encode_st(d, items, route, a), "sentence-transformers SparseEncoder.encode_%s" % route
         elif route == "query":
-            vecs, ref = idf_query(d, items, a), "idf.json weight of each distinct query token (HF tokenizer)"
+            vecs, ref = idf_query(d, items, ml), "idf.json weight of each distinct query token (HF tokenizer)"
         else:
             vecs, ref = encode_hf(d, items, a), "AutoModelForMaskedLM eager; max of log1p(relu(logits))"
         meta = {"model": name, "safetensors_sha256": sha(os.path.join(dd, "model.safetensors")), "route": route,
                 "transformers": transformers.__version__, "sentence_transformers": sentence_transformers.__version__,
-                "max_length": a.max_length, "threshold": a.threshold, "reference": ref,
+                "max_length": ml, "threshold": a.threshold, "reference": ref,
                 "vocab_size": len(tok.get_vocab())}
         write(os.path.join(a.out, "%s%s.jsonl" % (name, "" if route == "document" else "-query")),
               meta, items, ids, vecs, full)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "splade.h"
+#include "splade/sparse.h"
 #include "splade/tokenizer.h"
 
 #ifdef __cplusplus
@@ -67,6 +68,20 @@ SPLADE_API const char *splade_model_dir(const splade_model *m);
  * "model_type" / "architectures" is SPLADE_ERR_UNSUPPORTED naming it and the supported list;
  * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */
 SPLADE_API int splade_config_load(const char *config_path, splade_config *cfg);
+
+/* Inference-free ("doc-only") models: the model folder holds a query table (idf.json, OpenSearch's
+ * layout, or a sentence-transformers Router whose query route is a SparseStaticEmbedding module).
+ * Documents are encoded by the forward pass; a query's vector is its distinct tokens weighted by
+ * the table. 1 when the model has one. */
+SPLADE_API int splade_model_has_query_table(const splade_model *m);
+/* FNV-1a of the table's fp32 weights (0 without one); also part of splade_model_fingerprint. */
+SPLADE_API uint64_t splade_model_query_table_fingerprint(const splade_model *m);
+/* The query vector of `len` bytes of text: its distinct WordPiece tokens among the first max_len
+ * (no [CLS]/[SEP], as sentence-transformers' SparseStaticEmbedding tokenizes), each weighted by the
+ * table, zero weights dropped, term ids ascending. *out owned by the caller (splade_sparse_free).
+ * SPLADE_ERR_UNSUPPORTED when the model has no query table. */
+SPLADE_API int splade_model_query_vector(const splade_model *m, const char *text, size_t len, int32_t max_len,
+                                         splade_sparse *out);
 
 /* Index of the first NaN or Inf among x[0 .. n), n when all are finite. */
 SPLADE_API size_t splade_first_nonfinite(const float *x, size_t n);

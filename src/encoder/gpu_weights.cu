@@ -88,6 +88,9 @@ int check_config(const splade_model *m)
     if (c.hidden_size <= 0 || c.num_heads <= 0 || c.num_layers < 0 || c.vocab_size <= 0 ||
         c.intermediate_size <= 0 || c.max_position <= 0 || c.type_vocab_size < 0)
         return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: invalid model dimensions");
+    if (c.pooling != SPLADE_POOL_MAX)  // the fused head keeps a running max; sum needs every position's value
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: the model's SpladePooling is \"sum\" (the GPU head "
+                           "pools by max; the CPU encodes it)");
     if (c.hidden_size % 8 || c.hidden_size > splade_gpu::kMaxHidden)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: hidden size %d (needs a multiple of 8, <= %d)",
                            c.hidden_size, splade_gpu::kMaxHidden);

@@ -6,6 +6,7 @@
 #include "splade/model.h"
 #include "splade/tokenizer.h"
 #include "encoder/model_files.h"
+#include "encoder/model_layout.h"
 #include "encoder/safetensors.h"
 
 #include <jansson.h>
@@ -324,7 +325,7 @@ static int parse_tokenizer_config(json_t *root, const char *path, bool *lower)
 /* tokenizer_config.json is optional: BERT uncased defaults without it. */
 static int read_tokenizer_config(const char *dir, bool *lower)
 {
-    char path[4096];
+    char path[4200];
     snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
     *lower = true;
     json_t *root;
@@ -386,6 +387,20 @@ static uint64_t mix_config(uint64_t h, const splade_config *c)
     return fnv_words(h, (const uint8_t *)rec, (size_t)n);
 }
 
+/* Item 5 of docs/FORMAT.md's "Model fingerprint": what changes the vectors beyond the checkpoint
+ * (pooling, activation, the query table of an inference-free model), mixed in only when it
+ * departs from the defaults, so that fingerprints of BERT SPLADE models stay as they were. */
+static uint64_t mix_head(uint64_t h, const splade_model *m)
+{
+    const splade_config *c = &m->cfg;
+    if (c->pooling == SPLADE_POOL_MAX && c->activation == SPLADE_ACT_LOG1P_RELU && !m->query_w)
+        return h;
+    char rec[96];
+    int n = snprintf(rec, sizeof rec, "splade: pooling %d, activation %d, query table %016llx", (int)c->pooling,
+                     (int)c->activation, (unsigned long long)m->query_fp);
+    return fnv_words(h, (const uint8_t *)rec, (size_t)n);
+}
+
 /* docs/FORMAT.md, "Model fingerprint": FNV-1a over model.safetensors (header and data),
  * vocab.txt, the lowercase flag, then mix_config's record. */
 static int fingerprint(splade_model *m, const model_storage *ms, const char *vocab_path)
@@ -396,31 +411,63 @@ static int fingerprint(splade_model *m, const model_storage *ms, const char *voc
         return rc;
     uint8_t lower = m->cfg.do_lower_case;
     m->fingerprint = mix_config(fnv_words(h, &lower, 1), &m->cfg);
+    if (m->query_w)
+        m->query_fp = fnv_words(FNV_OFFSET, (const uint8_t *)m->query_w, (size_t)m->cfg.vocab_size * sizeof(float));
+    m->fingerprint = mix_head(m->fingerprint, m);
     return SPLADE_OK;
 }
 
-static int load_vocab(splade_model *m, const char *dir, const model_storage *ms)
+static int load_vocab(splade_model *m, const char *dir, const model_storage *ms, const splade_model_layout *L)
 {
-    char path[4096];
+    char path[4200];
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    int rc = fingerprint(m, ms, path);
-    if (rc)
-        return rc;
-    rc = splade_tokenizer_load(path, m->cfg.do_lower_case, &m->tokenizer);
+    int rc = splade_tokenizer_load(path, m->cfg.do_lower_case, &m->tokenizer);
     if (rc)
         return rc;
     int32_t nv = splade_tokenizer_vocab_size(m->tokenizer);
     if (nv > m->cfg.vocab_size)
         return splade_fail(SPLADE_ERR_MODEL, "%s: %d tokens but config.json vocab_size is %d", path,
                            nv, m->cfg.vocab_size);
+    if (L->qtable && (rc = splade_query_table_load(m, L->qtable, L->qtable_path, L->qtable_dir, dir)))
+        return rc;
+    return fingerprint(m, ms, path); /* last: it covers the query table */
+}
+
+/* The SpladePooling module's settings, and its dimension checked against config.json. */
+static int apply_layout(splade_model *m, const splade_model_layout *L, const char *config_path)
+{
+    m->cfg.pooling = L->pooling;
+    m->cfg.activation = L->activation;
+    if (L->pool_dim >= 0 && L->pool_dim != m->cfg.vocab_size)
+        return splade_fail(SPLADE_ERR_MODEL, "%s: field 'embedding_dimension' is %lld but %s has vocab_size %d: the "
+                           "modules disagree with the model's config", L->pooling_path, (long long)L->pool_dim,
+                           config_path, m->cfg.vocab_size);
     return SPLADE_OK;
 }
 
-static int load_all(splade_model *m, const char *dir, model_storage *ms)
+static int load_model(splade_model *m, const splade_model_layout *L, model_storage *ms);
+
+static int load_all(splade_model *m, const char *folder, model_storage *ms)
 {
-    char path[4096];
+    splade_model_layout *L = malloc(sizeof *L); /* 16 KiB of paths: off the stack */
+    if (!L)
+        return splade_fail(SPLADE_ERR_NOMEM, "%s", folder);
+    int rc = splade_model_layout_read(folder, L);
+    if (!rc)
+        rc = load_model(m, L, ms);
+    free(L);
+    return rc;
+}
+
+static int load_model(splade_model *m, const splade_model_layout *L, model_storage *ms)
+{
+    char path[4200];
+    int rc;
+    const char *dir = L->model_dir;
     snprintf(path, sizeof path, "%s/config.json", dir);
-    int rc = splade_config_load(path, &m->cfg);
+    rc = splade_config_load(path, &m->cfg);
+    if (!rc)
+        rc = apply_layout(m, L, path);
     if (!rc)
         rc = read_tokenizer_config(dir, &m->cfg.do_lower_case);
     if (rc)
@@ -438,7 +485,7 @@ static int load_all(splade_model *m, const char *dir, model_storage *ms)
     if (!rc)
         rc = load_tensors(m, ms);
     if (!rc)
-        rc = load_vocab(m, dir, ms);
+        rc = load_vocab(m, dir, ms, L);
     return rc;
 }
 
@@ -481,6 +528,7 @@ void splade_model_free(splade_model *m)
     if (m->tokenizer)
         splade_tokenizer_free(m->tokenizer);
     free(m->layers);
+    free(m->query_w);
     free(m->dir);
     free(m);
 }
