@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,126 @@ static void test_query_table_idf(void **s)
     run_query_table(&c);
 }
 
+/* A 105,879-term WordPiece vocabulary (multilingual uncased stand-in): token ids and vector
+ * terms above 65,535, texts of ten scripts tokenized as HF does. */
+static void test_multilingual(void **s)
+{
+    (void)s;
+    static const gcase c = {"cache/rand-multi", "tests/data/models/rand-multi.jsonl"};
+    run_document(&c);
+    gv_file gf;
+    assert_int_equal(gv_load(c.golden, &gf), 0);
+    int high_ids = 0, high_terms = 0;
+    for (int i = 0; i < gf.n; i++) {
+        for (int32_t j = 0; j < gf.g[i].n_ids; j++)
+            high_ids += gf.g[i].ids[j] > 65535;
+        for (int32_t j = 0; j < gf.g[i].n; j++)
+            high_terms += gf.g[i].terms[j] > 65535;
+    }
+    assert_true(high_ids > 50 && high_terms > 500); /* the test exercises ids past 16 bits */
+    gv_free(&gf);
+    splade_model *m;
+    assert_int_equal(splade_model_load(c.model_dir, &m), SPLADE_OK);
+    /* more texts, tokens only (SciFact documents and queries, the multilingual set): HF's ids */
+    FILE *f = fopen("tests/data/models/rand-multi-tokens.jsonl", "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    int32_t ids[512], n, texts = 0;
+    for (int first = 1; getline(&line, &cap, f) > 0; first = 0) {
+        if (first)
+            continue;
+        json_t *r = json_loads(line, 0, NULL);
+        const char *t = json_string_value(json_object_get(r, "text"));
+        int32_t nw, *want = gv_ints(json_object_get(r, "ids"), &nw);
+        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), t, strlen(t), 512, ids, &n), SPLADE_OK);
+        if (n != nw || memcmp(ids, want, (size_t)n * sizeof *ids))
+            fail_msg("tokens differ from HF's for \"%.60s\"", t);
+        free(want);
+        json_decref(r);
+        texts++;
+    }
+    free(line);
+    fclose(f);
+    printf("  rand-multi-tokens.jsonl: %d texts, ids equal to HF's\n", (int)texts);
+    assert_true(texts > 300);
+    assert_int_equal(splade_model_config(m)->vocab_size, 105879);
+    assert_int_equal(splade_tokenizer_vocab_size(splade_model_tokenizer(m)), 105879);
+    splade_model_free(m);
+}
+
+/* The GPU encoder on the same models (DistilBERT without token types, the second log1p in the fused
+ * head, V = 105,879): fp32 within 1e-4 of the reference, bf16 with cosine >= 0.99 to it; sum pooling
+ * is refused on the GPU (AUTO encodes it on the CPU). Skips visibly without a GPU. */
+static double gpu_case(const gcase *c, splade_precision prec)
+{
+    gv_file gf;
+    splade_model *m = load_case(c, &gf);
+    if (!m)
+        return -1;
+    splade_encoder_opts o;
+    splade_encoder_opts_init(&o);
+    o.device = SPLADE_DEVICE_CUDA, o.quiet = 1, o.max_length = gf.max_length, o.precision = prec;
+    splade_encoder *e;
+    if (splade_encoder_create(m, &o, &e))
+        fail_msg("%s on the GPU: %s", c->model_dir, splade_error_detail());
+    const char **texts = malloc((size_t)gf.n * sizeof *texts);
+    for (int i = 0; i < gf.n; i++)
+        texts[i] = gf.g[i].text;
+    splade_sparse *v = calloc((size_t)gf.n, sizeof *v);
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, gf.n, v, NULL), SPLADE_OK);
+    double worst = 0.0, min_cos = 1.0;
+    for (int i = 0; i < gf.n; i++) {
+        splade_sparse g = {gf.g[i].n, gf.g[i].terms, gf.g[i].w};
+        double gg = splade_sparse_dot(&g, &g), vv = splade_sparse_dot(&v[i], &v[i]), gv = splade_sparse_dot(&g, &v[i]);
+        double cos = gg > 0 && vv > 0 ? gv / sqrt(gg * vv) : (gg == vv ? 1.0 : 0.0);
+        min_cos = cos < min_cos ? cos : min_cos;
+        int32_t only;
+        double d = gv_compare(&gf.g[i], &v[i], TOL, &only);
+        worst = d > worst ? d : worst;
+        splade_sparse_free(&v[i]);
+    }
+    printf("  %s on the GPU (%s): max |diff| %.2e, min cosine %.5f\n", c->golden,
+           prec == SPLADE_PRECISION_FP32 ? "fp32" : "bf16", worst, min_cos);
+    splade_encoder_free(e);
+    free(v), free(texts);
+    splade_model_free(m);
+    gv_free(&gf);
+    return prec == SPLADE_PRECISION_FP32 ? worst : 1.0 - min_cos;
+}
+
+static void test_gpu_models(void **s)
+{
+    (void)s;
+    char name[256];
+    if (!splade_gpu_probe(name, sizeof name)) {
+        printf("SKIP: no usable GPU (%s)\n", name);
+        skip();
+    }
+    static const gcase cases[] = {{"cache/rand-distilbert", "tests/data/models/rand-distilbert.jsonl"},
+                                  {"cache/rand-docv3", "tests/data/models/rand-docv3.jsonl"},
+                                  {"cache/rand-multi", "tests/data/models/rand-multi.jsonl"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        double fp32 = gpu_case(&cases[i], SPLADE_PRECISION_FP32), bf16 = gpu_case(&cases[i], SPLADE_PRECISION_BF16);
+        if (fp32 >= 0)
+            assert_true(fp32 <= TOL && bf16 <= 0.01);
+    }
+    splade_model *m;
+    if (splade_model_load("cache/rand-distil-sum", &m) == SPLADE_OK) {
+        splade_encoder_opts o;
+        splade_encoder_opts_init(&o);
+        o.device = SPLADE_DEVICE_CUDA, o.quiet = 1;
+        splade_encoder *e;
+        assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_ERR_UNSUPPORTED);
+        assert_non_null(strstr(splade_error_detail(), "SpladePooling is \"sum\""));
+        o.device = SPLADE_DEVICE_AUTO;
+        assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+        assert_int_equal(splade_encoder_device(e), SPLADE_DEVICE_CPU);
+        splade_encoder_free(e);
+        splade_model_free(m);
+    }
+}
+
 /* --- bad input ------------------------------------------------------------------------ */
 
 static char tmpdir[64];
@@ -390,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_plain_idf_document),
         cmocka_unit_test(test_query_table_static),
         cmocka_unit_test(test_query_table_idf),
+        cmocka_unit_test(test_multilingual),
+        cmocka_unit_test(test_gpu_models),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_distilbert_missing_tensor),
         cmocka_unit_test(test_layout_errors),
