@@ -168,7 +168,7 @@ static int bench_impl(const ctx *c, const shape *sh, int impl, result *res)
     r.c = c;
     const size_t R = (size_t)sh->B * sh->S;
     r.a = (splade_lmhead_args){c->H, c->start, c->len, sh->B, sh->S, sh->D, sh->V, c->W, c->bias, NULL,
-                             impl == IMPL_FUSED_V5 ? 0 : (int32_t)R};
+                             impl == IMPL_FUSED_V5 ? 0 : (int32_t)R, 0};
     r.Vg = impl == IMPL_GEMM_PAD ? (sh->V + 127) / 128 * 128 : sh->V;
     const double flops = 2.0 * R * sh->D * sh->V;
 
