@@ -125,8 +125,11 @@ typedef struct {
 /* Fills *o with the defaults (no folder, the public hub, no token, no progress callback). */
 SPLADE_API void splade_fetch_opts_init(splade_fetch_opts *o);
 
-/* Downloads a Hugging Face model repository ORG/NAME (config.json, vocab.txt, model.safetensors;
- * tokenizer_config.json when present) from ENDPOINT/ORG/NAME/resolve/main/FILE into opts->dest
+/* Downloads a Hugging Face model repository ORG/NAME: a plain folder (config.json, vocab.txt,
+ * model.safetensors; tokenizer_config.json and idf.json when present), or, when the repository has
+ * modules.json, the files its sentence-transformers modules need (each module's folder; a Router's
+ * router_config.json and every module of its routes; config_sentence_transformers.json, idf.json
+ * when present) from ENDPOINT/ORG/NAME/resolve/main/FILE into opts->dest
  * (else opts->cache_dir/ORG/NAME). Resumable: a file arrives as FILE.part, continued with a Range
  * request, renamed when complete; complete files are kept. Logs "fetching ORG/NAME from URL into
  * DIR" (SPLADE_LOG_INFO) before the first file. The folder written goes to dir[n].
