@@ -28,6 +28,8 @@ for M in "$ROUTER" "$PLAIN"; do
     [ "$(cut -d' ' -f1 "$T/$n.trec" | sort -u | wc -l)" -ge 3 ] || fail "$n: run lacks queries"
 done
 
+"$BIN" info -i "$T/rand-docv3.idx" | grep -q "queries: inference-free" || fail "info does not say inference-free"
+
 # same weights and table, different activation (log1p_relu vs relu): different document weights
 cmp -s "$T/rand-docv3.trec" "$T/rand-docv2-idf.trec" && fail "the two activations gave the same run"
 
@@ -36,7 +38,8 @@ cp -r "$PLAIN" "$T/full" && rm "$T/full/idf.json"
 "$BIN" query -i "$T/rand-docv2-idf.idx" --model "$T/full" "volcano" 2> "$T/e1" && fail "full-encoding model accepted"
 grep -q "built with an inference-free model .* has no query table" "$T/e1" || fail "message: $(cat "$T/e1")"
 "$BIN" build "$DATA/corpus.jsonl" -o "$T/full.idx" --model "$T/full" --device cpu --quiet || fail "build full"
-"$BIN" query -i "$T/full.idx" "volcano" -k 1 > /dev/null || fail "query full"
+"$BIN" query -i "$T/full.idx" "volcano" -k 1 > /dev/null 2>&1 || fail "query full"
+"$BIN" info -i "$T/full.idx" | grep -q "inference-free" && fail "info: full-encoding index called inference-free"
 "$BIN" query -i "$T/full.idx" --model "$PLAIN" "volcano" 2> "$T/e2" && fail "inference-free model accepted"
 grep -q "encodes queries with the forward pass, but .* is an inference-free model" "$T/e2" || fail "message: $(cat "$T/e2")"
 
