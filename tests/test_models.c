@@ -484,6 +484,37 @@ static void test_layout_errors(void **s)
     }
 }
 
+/* A folder with tokenizer.json and no vocab.txt (what transformers 5 saves): the same tokenizer and
+ * fingerprint as with vocab.txt; a tokenizer.json that is not WordPiece, or with a repeated id, is refused. */
+#define MAKE_TJ(extra) "python3 -c \"import json; t=open('vocab.txt',encoding='utf-8').read().split('\\n')[:-1]; " \
+    "d={'version':'1.0','normalizer':{'type':'BertNormalizer','lowercase':True},'model':{'type':'WordPiece'," \
+    "'unk_token':'[UNK]','continuing_subword_prefix':'##','vocab':{w:i for i,w in enumerate(t)}}}; " extra \
+    "json.dump(d, open('tokenizer.json','w'))\" && rm vocab.txt"
+
+static void test_tokenizer_json(void **s)
+{
+    (void)s;
+    char dir[256];
+    if (!copy_model("cache/rand-distilbert", "tj", MAKE_TJ(""), dir, sizeof dir))
+        skip();
+    splade_model *a, *b;
+    assert_int_equal(splade_model_load("cache/rand-distilbert", &a), SPLADE_OK);
+    if (splade_model_load(dir, &b))
+        fail_msg("%s", splade_error_detail());
+    assert_true(splade_model_fingerprint(a) == splade_model_fingerprint(b));
+    const char *text = "Café naïve RÉSUMÉ — cells divide; 中文 unaffable";
+    int32_t x[64], y[64], nx, ny;
+    assert_int_equal(splade_tokenize(splade_model_tokenizer(a), text, strlen(text), 64, x, &nx), SPLADE_OK);
+    assert_int_equal(splade_tokenize(splade_model_tokenizer(b), text, strlen(text), 64, y, &ny), SPLADE_OK);
+    assert_true(nx == ny && !memcmp(x, y, (size_t)nx * sizeof *x));
+    splade_model_free(a), splade_model_free(b);
+    expect_load("cache/rand-distilbert", "tjbpe", MAKE_TJ("d['model']['type']='BPE'; "), SPLADE_ERR_UNSUPPORTED,
+                "field 'model.type' is \"BPE\": only a WordPiece tokenizer");
+    expect_load("cache/rand-distilbert", "tjdup", MAKE_TJ("d['model']['vocab']['the']=0; "), SPLADE_ERR_FORMAT,
+                "field 'model.vocab': token");
+    expect_load("cache/rand-distilbert", "novocab", "rm vocab.txt", SPLADE_ERR_NOT_FOUND, "vocab.txt: cannot open");
+}
+
 /* Pooling, activation and the query table enter the fingerprint: the same weights under another
  * head or table are another model to an index. */
 static void test_fingerprints(void **s)
@@ -517,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_distilbert_missing_tensor),
         cmocka_unit_test(test_layout_errors),
         cmocka_unit_test(test_fingerprints),
+        cmocka_unit_test(test_tokenizer_json),
     };
     snprintf(tmpdir, sizeof tmpdir, "/tmp/splade-models-XXXXXX");
     if (!mkdtemp(tmpdir))

@@ -181,13 +181,31 @@ static int ends_with(const char *s, const char *tail)
     return a >= b && !strcmp(s + a - b, tail);
 }
 
+/* vocab.txt, else tokenizer.json (transformers 5 saves fast tokenizers without vocab.txt; the loader
+ * reads the WordPiece vocabulary from it). Both absent: vocab.txt's 404 is the error. */
+static int fetch_vocab(const fetcher *f, const char *sub, const model_file *mf, const char *d)
+{
+    static const model_file TJ = {"tokenizer.json", 0};
+    int rc = fetch_file(f->base, f->dir, sub, mf, f->hdr, f->o);
+    char tj[4500];
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", d);
+    if (rc != SPLADE_ERR_NOT_FOUND || access(tj, F_OK) == 0)
+        return rc;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", splade_error_detail());
+    if (fetch_file(f->base, f->dir, sub, &TJ, f->hdr, f->o) == SPLADE_OK && access(tj, F_OK) == 0)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_NOT_FOUND, "%s (and no tokenizer.json)", why);
+}
+
 static int fetch_set(const fetcher *f, const char *sub, const model_file *files)
 {
     char d[4400];
     snprintf(d, sizeof d, "%s%s%s", f->dir, *sub ? "/" : "", sub);
     int rc = *sub ? mkdirs(d) : SPLADE_OK;
     for (const model_file *mf = files; !rc && mf->name; mf++)
-        rc = fetch_file(f->base, f->dir, sub, mf, f->hdr, f->o);
+        rc = !strcmp(mf->name, "vocab.txt") && mf->required ? fetch_vocab(f, sub, mf, d)
+                                                            : fetch_file(f->base, f->dir, sub, mf, f->hdr, f->o);
     return rc;
 }
 

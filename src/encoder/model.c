@@ -8,12 +8,14 @@
 #include "encoder/model_files.h"
 #include "encoder/model_layout.h"
 #include "encoder/safetensors.h"
+#include "encoder/tokenizer_internal.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     st_file st;
@@ -357,16 +359,19 @@ static uint64_t fnv_words(uint64_t h, const uint8_t *p, size_t n)
     return h;
 }
 
-static int hash_vocab(const char *path, uint64_t *h)
+/* vocab.txt's text; without vocab.txt, the same text from tokenizer.json (tokenizer_json.c). */
+static int read_vocab(const char *dir, char *path, size_t pn, char **text, size_t *n)
 {
-    char *text;
-    size_t n;
-    int rc = splade_read_regular(path, SPLADE_MAX_VOCAB_BYTES, &text, &n);
-    if (rc)
+    snprintf(path, pn, "%s/vocab.txt", dir);
+    int rc = splade_read_regular(path, SPLADE_MAX_VOCAB_BYTES, text, n);
+    if (rc != SPLADE_ERR_NOT_FOUND)
         return rc;
-    *h = fnv_words(*h, (const uint8_t *)text, n);
-    free(text);
-    return SPLADE_OK;
+    char tj[4200];
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", dir);
+    if (access(tj, F_OK) != 0)
+        return rc; /* the error names vocab.txt */
+    snprintf(path, pn, "%s", tj);
+    return splade_vocab_from_tokenizer_json(tj, text, n);
 }
 
 /* The config.json values the forward uses that the hashed checkpoint does not already fix.
@@ -401,14 +406,10 @@ static uint64_t mix_head(uint64_t h, const splade_model *m)
     return fnv_words(h, (const uint8_t *)rec, (size_t)n);
 }
 
-/* docs/FORMAT.md, "Model fingerprint": FNV-1a over model.safetensors (header and data),
- * vocab.txt, the lowercase flag, then mix_config's record. */
-static int fingerprint(splade_model *m, const model_storage *ms, const char *vocab_path)
+/* docs/FORMAT.md, "Model fingerprint": FNV-1a over model.safetensors (header and data) and
+ * vocab.txt (h, hashed by load_vocab), the lowercase flag, then mix_config's and mix_head's records. */
+static int fingerprint(splade_model *m, uint64_t h)
 {
-    uint64_t h = fnv_words(FNV_OFFSET, ms->st.map, ms->st.size);
-    int rc = hash_vocab(vocab_path, &h);
-    if (rc)
-        return rc;
     uint8_t lower = m->cfg.do_lower_case;
     m->fingerprint = mix_config(fnv_words(h, &lower, 1), &m->cfg);
     if (m->query_w)
@@ -419,9 +420,14 @@ static int fingerprint(splade_model *m, const model_storage *ms, const char *voc
 
 static int load_vocab(splade_model *m, const char *dir, const model_storage *ms, const splade_model_layout *L)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    int rc = splade_tokenizer_load(path, m->cfg.do_lower_case, &m->tokenizer);
+    char path[4200], *text;
+    size_t n;
+    int rc = read_vocab(dir, path, sizeof path, &text, &n);
+    if (rc)
+        return rc;
+    /* hashed before the tokenizer owns (and splits) the text */
+    const uint64_t h = fnv_words(fnv_words(FNV_OFFSET, ms->st.map, ms->st.size), (const uint8_t *)text, n);
+    rc = splade_tokenizer_from_text(text, n, path, m->cfg.do_lower_case, &m->tokenizer);
     if (rc)
         return rc;
     int32_t nv = splade_tokenizer_vocab_size(m->tokenizer);
@@ -430,7 +436,7 @@ static int load_vocab(splade_model *m, const char *dir, const model_storage *ms,
                            nv, m->cfg.vocab_size);
     if (L->qtable && (rc = splade_query_table_load(m, L->qtable, L->qtable_path, L->qtable_dir, dir)))
         return rc;
-    return fingerprint(m, ms, path); /* last: it covers the query table */
+    return fingerprint(m, h); /* last: it covers the query table */
 }
 
 /* The SpladePooling module's settings, and its dimension checked against config.json. */

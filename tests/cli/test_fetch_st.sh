@@ -23,6 +23,9 @@ mkdir -p "$T/hub/org"
 for m in rand-distilbert rand-docv3 rand-docv2-idf; do cp -r "$ROOT/cache/$m" "$T/hub/org/$m"; done
 cp -r "$ROOT/cache/rand-distilbert" "$T/hub/org/badtype"
 python3 -c "import json; p='$T/hub/org/badtype/modules.json'; d=json.load(open(p)); d[1]['type']='x.Dense'; json.dump(d, open(p, 'w'))"
+# a plain folder that ships tokenizer.json instead of vocab.txt (what transformers 5 saves)
+cp -r "$ROOT/cache/rand-docv2-idf" "$T/hub/org/tjonly"
+(cd "$T/hub/org/tjonly" && python3 -c "import json; t=open('vocab.txt',encoding='utf-8').read().split('\n')[:-1]; json.dump({'model': {'type': 'WordPiece', 'vocab': {w: i for i, w in enumerate(t)}}}, open('tokenizer.json', 'w'))" && rm vocab.txt)
 cat > "$T/server.py" << 'PY'
 import http.server, os, re, sys
 root = sys.argv[1]
@@ -69,6 +72,10 @@ cmp -s "$T/cache/org/rand-docv2-idf/idf.json" "$ROOT/cache/rand-docv2-idf/idf.js
 # the fetched doc-only models build and query from their tables
 "$BIN" build "$ROOT/data/example/corpus.jsonl" -o "$T/idx" --model org/rand-docv3 --device cpu --quiet || fail "build"
 "$BIN" query -i "$T/idx" "earthquakes" -k 1 > /dev/null 2>&1 || fail "query"
+"$BIN" fetch-model org/tjonly --quiet 2> "$T/err" || fail "fetch tokenizer.json-only: $(cat "$T/err")"
+[ -f "$T/cache/org/tjonly/tokenizer.json" ] && [ ! -e "$T/cache/org/tjonly/vocab.txt" ] || fail "tokenizer.json not fetched"
+"$BIN" encode --model org/tjonly --device cpu --quiet "cells divide" | cmp -s - "$T/rand-docv2-idf.want" \
+    || fail "tokenizer.json-only folder encodes differently"
 "$BIN" fetch-model org/badtype --dest "$T/bad" --quiet > /dev/null 2> "$T/err" && fail "unknown module type accepted"
 grep -q 'module type "x.Dense" is not supported' "$T/err" || fail "message: $(cat "$T/err")"
 echo "ok: fetch-model of sentence-transformers (plain, Router) and idf.json layouts"
