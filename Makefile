@@ -227,6 +227,7 @@ uninstall:
 # The real test model (splade-tiny) into cache/; tests skip visibly without it.
 models:
 	-@python3 tools/fetch_splade_tiny.py --quiet
+	-@python3 tools/make_model_goldens.py --models-only
 
 # `make test` = the suite on the normal build, the kernel lab's compile (`make lab`: skipped, and
 # saying so, without nvcc), the Python package, the suite again under ASan+UBSan (CPU-only build in

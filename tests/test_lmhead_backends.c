@@ -502,11 +502,36 @@ static void set_knobs(const lcase *c, int k)
     splade_settings_reload(); /* the knobs are read once per process otherwise */
 }
 
+/* activation = 1 (sentence-transformers' "log1p_relu"): the same run must give log1p of each output,
+ * the second log1p applied in the head after the max (path -1: the naive head). */
+static void check_second_log1p(const lcase *c, dev_bufs *d, splade_lmhead_args *a, splade_fused_path path,
+                               const float *out)
+{
+    const size_t n = (size_t)c->B * c->V;
+    float *out2 = malloc(sizeof(float) * n);
+    assert_non_null(out2);
+    a->activation = 1;
+    CK(cudaMemset(d->out, 0xff, sizeof(float) * n));
+    const int st = (int)path >= 0 ? splade_lmhead_gpu_fused(path, a, NULL)
+                                  : splade_lmhead_gpu(SPLADE_LMHEAD_NAIVE, a, d->ws, d->ws_bytes, g_cublas, NULL);
+    a->activation = 0;
+    assert_int_equal(st, SPLADE_OK);
+    fetch(c, d, out2);
+    for (size_t i = 0; i < n; i++) {
+        const float want = log1pf(out[i]);
+        /* the naive head rounds each elementwise step to bf16 */
+        const float tol = (int)path >= 0 ? 1e-6f * (1.0f + want) : 1e-2f * (1.0f + want);
+        if (!(fabsf(out2[i] - want) <= tol))
+            fail_msg("activation 1: element %zu is %g, log1p of the activation-0 output %g", i, out2[i], want);
+    }
+    free(out2);
+}
+
 /* One bf16 run k; returns 0 when the path is not available on this device/build. */
 static int bf16_run(const lcase *c, const inputs *in, dev_bufs *d, int k, float *out)
 {
     splade_lmhead_args a = {d->H, d->start, d->len, c->B, in->max_len, c->D, c->V, d->W, d->bias, d->out,
-                            k == 4 ? 0 : in->rows};
+                            k == 4 ? 0 : in->rows, 0};
     const splade_fused_path path = k == 0 || k == 4 ? SPLADE_FUSED_AUTO : k == 1 ? SPLADE_FUSED_MMA_SYNC : SPLADE_FUSED_WGMMA;
     splade_lmhead_plan pl = {0};
     set_knobs(c, k);
@@ -532,6 +557,7 @@ static int bf16_run(const lcase *c, const inputs *in, dev_bufs *d, int k, float 
     if (st)
         fail_msg("gpu-bf16 %s: %s (%s)", run_names[k], splade_strerror(st), splade_error_detail());
     fetch(c, d, out);
+    check_second_log1p(c, d, &a, k < NAIVE ? path : (splade_fused_path)-1, out);
     return 1;
 }
 
@@ -555,7 +581,7 @@ static void run_gpu_bf16(const lcase *c, inputs *in, const backend *bk)
         static uint16_t dummy[8] __attribute__((aligned(16)));
         static int32_t di[1];
         static float df[1];
-        splade_lmhead_args a = {dummy, di, di, c->B, in->max_len, c->D, c->V, dummy, df, df, 1};
+        splade_lmhead_args a = {dummy, di, di, c->B, in->max_len, c->D, c->V, dummy, df, df, 1, 0};
         assert_int_equal(splade_lmhead_gpu(SPLADE_LMHEAD_FUSED, &a, NULL, 0, NULL, NULL), SPLADE_ERR_UNSUPPORTED);
         assert_int_equal(splade_lmhead_gpu(SPLADE_LMHEAD_NAIVE, &a, NULL, 0, NULL, NULL), SPLADE_ERR_UNSUPPORTED);
         print_message("    [lmhead]   gpu-bf16 D=%d: refused (D %% 8 != 0), as it must be\n", c->D);
@@ -566,7 +592,7 @@ static void run_gpu_bf16(const lcase *c, inputs *in, const backend *bk)
     make_bf16(c, in);
     dev_bufs d;
     upload(c, in, in->H16, in->W16, 2, &d);
-    splade_lmhead_args a = {d.H, d.start, d.len, c->B, in->max_len, c->D, c->V, d.W, d.bias, d.out, in->rows};
+    splade_lmhead_args a = {d.H, d.start, d.len, c->B, in->max_len, c->D, c->V, d.W, d.bias, d.out, in->rows, 0};
     d.ws_bytes = splade_lmhead_workspace_bytes(SPLADE_LMHEAD_NAIVE, &a);
     CK(cudaMalloc(&d.ws, d.ws_bytes));
     float *out = malloc(sizeof(float) * (size_t)c->B * c->V);
@@ -583,7 +609,7 @@ static void run_gpu_fp32(const lcase *c, const inputs *in, const backend *bk)
 {
     dev_bufs d;
     upload(c, in, in->H, in->W, 4, &d);
-    splade_lmhead_args a = {d.H, d.start, d.len, c->B, in->max_len, c->D, c->V, d.W, d.bias, d.out, in->rows};
+    splade_lmhead_args a = {d.H, d.start, d.len, c->B, in->max_len, c->D, c->V, d.W, d.bias, d.out, in->rows, 0};
     CK(cudaMemset(d.out, 0xff, sizeof(float) * (size_t)c->B * c->V)); /* poison: NaN */
     const int rc = splade_lmhead_gpu_fp32(&a, NULL);
     if (c->D % 4) { /* float4 rows: the fp32 head refuses the shape */
@@ -653,7 +679,7 @@ static void test_bad_args_gpu_bf16(void **state)
     static uint16_t dummy[64] __attribute__((aligned(16)));
     static int32_t di[2];
     static float df[4];
-    a = (splade_lmhead_args){dummy, di, di, 1, 1, 100, 4, dummy, df, df, 1};
+    a = (splade_lmhead_args){dummy, di, di, 1, 1, 100, 4, dummy, df, df, 1, 0};
     assert_int_equal(splade_lmhead_gpu(SPLADE_LMHEAD_FUSED, &a, NULL, 0, NULL, NULL), SPLADE_ERR_UNSUPPORTED);
     a.D = 64;
     assert_int_equal(splade_lmhead_gpu(SPLADE_LMHEAD_NAIVE, &a, NULL, 0, NULL, NULL), SPLADE_ERR_INVALID_ARG);

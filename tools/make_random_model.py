@@ -13,6 +13,16 @@ untied decoder with a negative bias gives sparse SPLADE vectors, as a trained mo
   python3 tools/make_random_model.py --out cache/rand-h96-f16 --dtype F16
   python3 tools/make_random_model.py --out cache/rand-bert-base --layers 12 --hidden 768 \
       --heads 12 --intermediate 3072 --numpy                              # benchmark model
+
+Other architectures and folder layouts (tests/test_models.c, tools/make_model_goldens.py):
+  --arch distilbert         DistilBertForMaskedLM names and config (no token types)
+  --tie                     tied decoder (no decoder weight in the file)
+  --vocab-size N            bert-base-uncased's vocabulary extended to N tokens with tokens of
+                            several scripts (multilingual stand-in: ids above 65,535)
+  --pooling / --activation  a sentence-transformers folder: modules.json + 1_SpladePooling
+  --idf                     idf.json beside the model (OpenSearch doc-only layout)
+  --router                  sentence-transformers Router folder: query -> SparseStaticEmbedding
+                            (query_0_SparseStaticEmbedding), document -> MLM + SpladePooling
 """
 import argparse
 import array
@@ -28,8 +38,33 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def distilbert_tensors(a):
+    H, I, V = a.hidden, a.intermediate, a.vocab
+    p = "distilbert."
+    out = [(p + "embeddings.word_embeddings.weight", [V, H], "emb"),
+           (p + "embeddings.position_embeddings.weight", [a.max_position, H], "emb"),
+           (p + "embeddings.LayerNorm.weight", [H], "gamma"),
+           (p + "embeddings.LayerNorm.bias", [H], "beta")]
+    for l in range(a.layers):
+        q = p + "transformer.layer.%d." % l
+        for n in ("q_lin", "k_lin", "v_lin", "out_lin"):
+            out += [(q + "attention.%s.weight" % n, [H, H], "w"), (q + "attention.%s.bias" % n, [H], "b")]
+        out += [(q + "sa_layer_norm.weight", [H], "gamma"), (q + "sa_layer_norm.bias", [H], "beta"),
+                (q + "ffn.lin1.weight", [I, H], "w"), (q + "ffn.lin1.bias", [I], "b"),
+                (q + "ffn.lin2.weight", [H, I], "w"), (q + "ffn.lin2.bias", [H], "b"),
+                (q + "output_layer_norm.weight", [H], "gamma"), (q + "output_layer_norm.bias", [H], "beta")]
+    out += [("vocab_transform.weight", [H, H], "w"), ("vocab_transform.bias", [H], "b"),
+            ("vocab_layer_norm.weight", [H], "gamma"), ("vocab_layer_norm.bias", [H], "beta")]
+    if not a.tie:
+        out.append(("vocab_projector.weight", [V, H], "w"))
+    out.append(("vocab_projector.bias", [V], "vbias"))
+    return out
+
+
 def tensor_list(a):
     """(name, shape, kind) in a fixed order; kind picks the distribution."""
+    if a.arch == "distilbert":
+        return distilbert_tensors(a)
     H, I, V = a.hidden, a.intermediate, a.vocab
     out = [("bert.embeddings.word_embeddings.weight", [V, H], "emb"),
            ("bert.embeddings.position_embeddings.weight", [a.max_position, H], "emb"),
@@ -57,6 +92,8 @@ def tensor_list(a):
             ("cls.predictions.transform.LayerNorm.bias", [H], "beta"),
             ("cls.predictions.decoder.weight", [V, H], "w"),
             ("cls.predictions.bias", [V], "vbias")]
+    if a.tie:
+        out = [t for t in out if t[0] != "cls.predictions.decoder.weight"]
     return out
 
 
@@ -115,7 +152,7 @@ def write_safetensors(path, tensors, a):
             blob = encode(draw_python(rng, n, mean, std), a.dtype)
         assert len(blob) == n * esize
         names = [name]
-        if name == "cls.predictions.bias":
+        if name == "cls.predictions.bias" and not a.tie:
             # transformers 5 reads an untied decoder's own bias; older versions read this one.
             # Both names, same values (separate copies: safetensors ranges may not overlap).
             names.append("cls.predictions.decoder.bias")
@@ -149,31 +186,156 @@ def main():
     ap.add_argument("--numpy", action="store_true", help="fast numpy RNG (benchmark models)")
     ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--arch", choices=["bert", "distilbert"], default="bert")
+    ap.add_argument("--tie", action="store_true", help="tied decoder (no decoder weight written)")
+    ap.add_argument("--vocab-size", type=int, default=0, help="extend the vocabulary to this many tokens")
+    ap.add_argument("--pooling", choices=["max", "sum"], help="write a sentence-transformers folder")
+    ap.add_argument("--activation", choices=["relu", "log1p_relu"], default="relu")
+    ap.add_argument("--idf", action="store_true", help="write idf.json (OpenSearch doc-only layout)")
+    ap.add_argument("--router", action="store_true", help="sentence-transformers Router (doc-only) layout")
     a = ap.parse_args()
     bert = os.path.join(a.shared, "data", "bert-base-uncased")
     vocab = os.path.join(bert, "vocab.txt")
     if not os.path.exists(vocab):
         sys.exit("make_random_model: %s not found (pass --shared DIR)" % vocab)
     with open(vocab, encoding="utf-8") as f:
-        a.vocab = sum(1 for _ in f)
+        tokens = f.read().split("\n")[:-1]
+    if a.vocab_size:
+        tokens = extend_vocab(tokens, a.vocab_size)
+    a.vocab = len(tokens)
     os.makedirs(a.out, exist_ok=True)
-    config = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_act": "gelu",
-              "hidden_size": a.hidden, "num_hidden_layers": a.layers, "num_attention_heads": a.heads,
-              "intermediate_size": a.intermediate, "max_position_embeddings": a.max_position,
-              "type_vocab_size": 2, "vocab_size": a.vocab, "pad_token_id": 0,
-              "layer_norm_eps": 1e-12, "tie_word_embeddings": False,
-              "position_embedding_type": "absolute", "attention_probs_dropout_prob": 0.1,
-              "hidden_dropout_prob": 0.1, "initializer_range": 0.02}
-    with open(os.path.join(a.out, "config.json"), "w") as f:
+    mdir = os.path.join(a.out, "document_0_MLMTransformer") if a.router else a.out
+    write_hf_folder(a, mdir, tokens, bert)
+    if a.router:
+        write_router(a, tokens, bert)
+    elif a.pooling:
+        write_st_modules(a, a.out)
+    if a.idf:
+        write_idf(a, os.path.join(a.out, "idf.json"), tokens)
+
+
+def extend_vocab(tokens, n):
+    """bert-base-uncased + deterministic tokens of several scripts (lowercase, no accents, as an
+    uncased multilingual vocabulary holds them): words of 1-3 letters and their ## forms."""
+    scripts = [(0x430, 0x44F), (0x3B1, 0x3C9), (0x627, 0x64A), (0x915, 0x939), (0x5D0, 0x5EA),
+               (0xE01, 0xE2E), (0x10D0, 0x10F0), (0x4E00, 0x9FA5), (0x3041, 0x3096), (0x1100, 0x1112)]
+    seen, out = set(tokens), list(tokens)
+    rng = random.Random(7)
+
+    def add(t):
+        if t not in seen and len(out) < n:
+            seen.add(t)
+            out.append(t)
+    for lo, hi in scripts:
+        for c in range(lo, hi + 1):
+            add(chr(c))
+            add("##" + chr(c))
+    while len(out) < n:
+        lo, hi = scripts[rng.randrange(len(scripts) - 3)]  # multi-letter words: alphabetic scripts
+        w = "".join(chr(rng.randint(lo, hi)) for _ in range(rng.randint(2, 4)))
+        add(w if rng.random() < 0.5 else "##" + w)
+    return out
+
+
+def write_hf_folder(a, d, tokens, bert):
+    os.makedirs(d, exist_ok=True)
+    if a.arch == "distilbert":
+        config = {"architectures": ["DistilBertForMaskedLM"], "model_type": "distilbert", "activation": "gelu",
+                  "dim": a.hidden, "n_layers": a.layers, "n_heads": a.heads, "hidden_dim": a.intermediate,
+                  "max_position_embeddings": a.max_position, "vocab_size": a.vocab, "pad_token_id": 0,
+                  "sinusoidal_pos_embds": False, "tie_word_embeddings": a.tie, "dropout": 0.1,
+                  "attention_dropout": 0.1, "initializer_range": 0.02}
+    else:
+        config = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_act": "gelu",
+                  "hidden_size": a.hidden, "num_hidden_layers": a.layers, "num_attention_heads": a.heads,
+                  "intermediate_size": a.intermediate, "max_position_embeddings": a.max_position,
+                  "type_vocab_size": 2, "vocab_size": a.vocab, "pad_token_id": 0,
+                  "layer_norm_eps": 1e-12, "tie_word_embeddings": a.tie,
+                  "position_embedding_type": "absolute", "attention_probs_dropout_prob": 0.1,
+                  "hidden_dropout_prob": 0.1, "initializer_range": 0.02}
+    with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
-    shutil.copyfile(vocab, os.path.join(a.out, "vocab.txt"))
-    shutil.copyfile(os.path.join(bert, "tokenizer_config.json"), os.path.join(a.out, "tokenizer_config.json"))
-    st = os.path.join(a.out, "model.safetensors")
+    write_tokenizer(d, tokens, bert)
+    st = os.path.join(d, "model.safetensors")
     write_safetensors(st, tensor_list(a), a)
     with open(st, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     if not a.quiet:
         print("%s: %s %d bytes sha256 %s" % (st, a.dtype, os.path.getsize(st), digest))
+
+
+def write_tokenizer(d, tokens, bert):
+    with open(os.path.join(d, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(t + "\n" for t in tokens))
+    shutil.copyfile(os.path.join(bert, "tokenizer_config.json"), os.path.join(d, "tokenizer_config.json"))
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)
+
+
+def pooling_config(a):
+    return {"pooling_strategy": a.pooling or "max", "activation_function": a.activation,
+            "embedding_dimension": a.vocab}
+
+
+def write_st_config(d):
+    write_json(os.path.join(d, "config_sentence_transformers.json"),
+               {"model_type": "SparseEncoder", "prompts": {"query": "", "document": ""},
+                "default_prompt_name": None, "similarity_fn_name": "dot"})
+
+
+def write_st_modules(a, d):
+    """sentence-transformers SparseEncoder layout: the MLM transformer at the root, then SpladePooling."""
+    write_st_config(d)
+    os.makedirs(os.path.join(d, "1_SpladePooling"), exist_ok=True)
+    write_json(os.path.join(d, "1_SpladePooling", "config.json"), pooling_config(a))
+    write_json(os.path.join(d, "sentence_bert_config.json"), {"max_seq_length": 512, "do_lower_case": False})
+    write_json(os.path.join(d, "modules.json"), [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.sparse_encoder.models.MLMTransformer"},
+        {"idx": 1, "name": "1", "path": "1_SpladePooling",
+         "type": "sentence_transformers.sparse_encoder.models.SpladePooling"}])
+
+
+def idf_weights(a, tokens):
+    rng = random.Random(a.seed + 1)
+    return [round(rng.uniform(0.5, 8.0), 4) if i >= 999 or rng.random() < 0.2 else 0.0
+            for i in range(len(tokens))]
+
+
+def write_idf(a, path, tokens):
+    w = idf_weights(a, tokens)
+    write_json(path, {t: w[i] for i, t in enumerate(tokens) if w[i] > 0})
+
+
+def write_router(a, tokens, bert):
+    write_st_config(a.out)
+    mod = "sentence_transformers.sparse_encoder.modules."
+    types = {"query_0_SparseStaticEmbedding": mod + "sparse_static_embedding.SparseStaticEmbedding",
+             "document_0_MLMTransformer": mod + "mlm_transformer.MLMTransformer",
+             "document_1_SpladePooling": mod + "splade_pooling.SpladePooling"}
+    write_json(os.path.join(a.out, "router_config.json"), {
+        "types": types, "structure": {"query": ["query_0_SparseStaticEmbedding"],
+                                      "document": ["document_0_MLMTransformer", "document_1_SpladePooling"]},
+        "parameters": {"default_route": "document", "allow_empty_key": True, "route_mappings": {}}})
+    write_json(os.path.join(a.out, "modules.json"), [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.router.Router"}])
+    pool = os.path.join(a.out, "document_1_SpladePooling")
+    os.makedirs(pool, exist_ok=True)
+    write_json(os.path.join(pool, "config.json"), pooling_config(a))
+    write_json(os.path.join(a.out, "document_0_MLMTransformer", "sentence_bert_config.json"),
+               {"transformer_task": "fill-mask", "max_seq_length": 512})
+    q = os.path.join(a.out, "query_0_SparseStaticEmbedding")
+    os.makedirs(q, exist_ok=True)
+    write_json(os.path.join(q, "config.json"), {"frozen": True})
+    write_tokenizer(q, tokens, bert)
+    w = array.array("f", idf_weights(a, tokens))
+    h = json.dumps({"weight": {"dtype": "F32", "shape": [len(w)], "data_offsets": [0, 4 * len(w)]}},
+                   separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(os.path.join(q, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + encode(w, "F32"))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ extern "C" {
 
 #define SPLADE_INDEX_FILE "index.spx"
 #define SPLADE_INDEX_DEFAULT_DIR "splade.idx" /* the CLI's when neither -o/-i nor $SPLADE_INDEX is given */
-enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4, SPLADE_IX_REORDERED = 8 };
+enum { SPLADE_IX_LOWERCASE = 1, SPLADE_IX_HAS_MODEL = 2, SPLADE_IX_SORTED_VOCAB = 4, SPLADE_IX_REORDERED = 8,
+       SPLADE_IX_QUERY_TABLE = 16 /* inference-free model: queries are weighted by its query table */ };
 
 /* ---- building ---- */
 
@@ -33,6 +34,7 @@ typedef struct {
     uint64_t fingerprint;
     int lowercase;
     int32_t max_length;
+    int query_table;      /* 1: an inference-free model (splade_model_has_query_table): flag SPLADE_IX_QUERY_TABLE */
 } splade_index_model;
 
 typedef struct {

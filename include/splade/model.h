@@ -9,11 +9,20 @@
 #include <stdint.h>
 
 #include "splade.h"
+#include "splade/sparse.h"
 #include "splade/tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Architectures whose masked-LM checkpoints load (config.json "model_type" / "architectures"). */
+typedef enum { SPLADE_ARCH_BERT = 0, SPLADE_ARCH_DISTILBERT = 1 } splade_arch;
+/* SPLADE pooling over positions (sentence-transformers SpladePooling "pooling_strategy"). */
+typedef enum { SPLADE_POOL_MAX = 0, SPLADE_POOL_SUM = 1 } splade_pooling;
+/* The activation applied to each logit before pooling (SpladePooling "activation_function"):
+ * "relu" there means log1p(relu(x)) (SPLADE's); "log1p_relu" means log1p(log1p(relu(x))). */
+typedef enum { SPLADE_ACT_LOG1P_RELU = 0, SPLADE_ACT_LOG1P_LOG1P_RELU = 1 } splade_activation;
 
 typedef struct {
     int32_t vocab_size;
@@ -27,6 +36,10 @@ typedef struct {
     float layer_norm_eps;
     bool tie_word_embeddings;
     bool do_lower_case;     /* from tokenizer_config.json; true when absent */
+    /* Appended (older bindings read the fields above only): */
+    int32_t architecture;   /* splade_arch */
+    int32_t pooling;        /* splade_pooling; SPLADE_POOL_MAX unless the model declares otherwise */
+    int32_t activation;     /* splade_activation; SPLADE_ACT_LOG1P_RELU unless declared */
 } splade_config;
 
 /* A loaded model (opaque): its weights in host memory as fp32, its tokenizer and config. Read-only
@@ -51,9 +64,24 @@ SPLADE_API uint64_t splade_model_fingerprint(const splade_model *m);
 /* The folder the model was loaded from, as given to splade_model_load. */
 SPLADE_API const char *splade_model_dir(const splade_model *m);
 
-/* Parses and validates config.json (BERT family, hidden_act "gelu") into *cfg;
+/* Parses and validates config.json (BERT or DistilBERT masked LM, exact GELU) into *cfg; an unknown
+ * "model_type" / "architectures" is SPLADE_ERR_UNSUPPORTED naming it and the supported list;
  * do_lower_case is set to true (tokenizer_config.json is read by splade_model_load). */
 SPLADE_API int splade_config_load(const char *config_path, splade_config *cfg);
+
+/* Inference-free ("doc-only") models: the model folder holds a query table (idf.json, OpenSearch's
+ * layout, or a sentence-transformers Router whose query route is a SparseStaticEmbedding module).
+ * Documents are encoded by the forward pass; a query's vector is its distinct tokens weighted by
+ * the table. 1 when the model has one. */
+SPLADE_API int splade_model_has_query_table(const splade_model *m);
+/* FNV-1a of the table's fp32 weights (0 without one); also part of splade_model_fingerprint. */
+SPLADE_API uint64_t splade_model_query_table_fingerprint(const splade_model *m);
+/* The query vector of `len` bytes of text: its distinct WordPiece tokens among the first max_len
+ * (no [CLS]/[SEP], as sentence-transformers' SparseStaticEmbedding tokenizes), each weighted by the
+ * table, zero weights dropped, term ids ascending. *out owned by the caller (splade_sparse_free).
+ * SPLADE_ERR_UNSUPPORTED when the model has no query table. */
+SPLADE_API int splade_model_query_vector(const splade_model *m, const char *text, size_t len, int32_t max_len,
+                                         splade_sparse *out);
 
 /* Index of the first NaN or Inf among x[0 .. n), n when all are finite. */
 SPLADE_API size_t splade_first_nonfinite(const float *x, size_t n);
@@ -97,8 +125,11 @@ typedef struct {
 /* Fills *o with the defaults (no folder, the public hub, no token, no progress callback). */
 SPLADE_API void splade_fetch_opts_init(splade_fetch_opts *o);
 
-/* Downloads a Hugging Face model repository ORG/NAME (config.json, vocab.txt, model.safetensors;
- * tokenizer_config.json when present) from ENDPOINT/ORG/NAME/resolve/main/FILE into opts->dest
+/* Downloads a Hugging Face model repository ORG/NAME: a plain folder (config.json, vocab.txt,
+ * model.safetensors; tokenizer_config.json and idf.json when present), or, when the repository has
+ * modules.json, the files its sentence-transformers modules need (each module's folder; a Router's
+ * router_config.json and every module of its routes; config_sentence_transformers.json, idf.json
+ * when present) from ENDPOINT/ORG/NAME/resolve/main/FILE into opts->dest
  * (else opts->cache_dir/ORG/NAME). Resumable: a file arrives as FILE.part, continued with a Range
  * request, renamed when complete; complete files are kept. Logs "fetching ORG/NAME from URL into
  * DIR" (SPLADE_LOG_INFO) before the first file. The folder written goes to dir[n].

@@ -138,6 +138,8 @@ _SIGNATURES = {
     "splade_model_tokenizer": (c_void_p, [c_void_p]),
     "splade_model_fingerprint": (c_uint64, [c_void_p]),
     "splade_model_dir": (c_char_p, [c_void_p]),
+    "splade_model_has_query_table": (c_int, [c_void_p]),
+    "splade_model_query_vector": (c_int, [c_void_p, c_char_p, c_size_t, c_int32, P(Sparse)]),
     "splade_parse_device": (c_int, [c_char_p, P(c_int)]),
     "splade_parse_devices": (c_int, [c_char_p, P(EncoderOpts)]),
     "splade_parse_precision": (c_int, [c_char_p, P(c_int)]),

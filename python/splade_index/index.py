@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from . import _call, _lib
 from ._lib import lib, check, byref
-from .encoder import Encoder, Model, as_bytes, _model_paths
+from .encoder import Encoder, Model, as_bytes, _model_paths, sparse_rows_to_csr
 from .errors import CancelledError, NotFoundError, InvalidArgumentError
 
 # Queries per splade_search_batch call: a larger batch runs on a worker thread (_call.py) and Ctrl-C
@@ -326,14 +326,28 @@ class Index:
             o.model_paths = ctypes.pointer(paths)
             ptr = ctypes.c_void_p()
             check(lib.splade_index_load_model(self._h, byref(o), byref(ptr)))
-            self._qenc = Encoder(Model(None, ptr=ptr), device=self._device, precision=self._precision,
+            self._qmodel = Model(None, ptr=ptr)
+            self._qenc = Encoder(self._qmodel, device=self._device, precision=self._precision,
                                  threads=self._threads, max_length=self.info["max_length"])
         return self._qenc
 
     def _encode_queries(self, texts):
         # One library call for all texts, as `splade-index query --queries` encodes them (see
         # Encoder.encode's chunk): the same vectors, hence the same runs.
-        return self._query_encoder().encode(list(texts), chunk=None)
+        enc = self._query_encoder()
+        m = self._qmodel
+        if lib.splade_model_has_query_table(m.ptr):  # inference-free model: the query table, no forward pass
+            texts = [t if isinstance(t, bytes) else t.encode("utf-8", "surrogatepass") for t in texts]
+            vecs = (_lib.Sparse * max(len(texts), 1))()
+            max_len = lib.splade_model_config(m.ptr).contents.max_position
+            try:
+                for i, t in enumerate(texts):
+                    check(lib.splade_model_query_vector(m.ptr, t, len(t), max_len, byref(vecs[i])))
+                return sparse_rows_to_csr(vecs, len(texts), m.vocab_size)
+            finally:
+                for i in range(len(texts)):
+                    lib.splade_sparse_free(byref(vecs[i]))
+        return enc.encode(list(texts), chunk=None)
 
     def search(self, queries, k=10, threads=None):
         """Top k of each query -> (ids, scores), numpy arrays of shape (n, k), best first.

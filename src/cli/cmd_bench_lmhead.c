@@ -16,7 +16,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: splade-index bench-lmhead [--B N --S N --D N --V N] [--iters N] [--json FILE]\n"
                "  N: B 1..4096, S 1..8192, D 1..65536, V 1..4194304, iters 1..1000000 (at least 20 are run)\n"
-               "  no shape given: (B,S) in {(32,256),(128,256),(256,128),(8,512)} x V in {30522,250002}, D=768\n"
+               "  no shape given: (B,S) in {(32,256),(128,256),(256,128),(8,512)} x V in {30522,105879,250002}, D=768\n"
                "  every sequence has S tokens (no padding), so all heads do the same useful work\n");
 }
 

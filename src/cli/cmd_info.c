@@ -48,7 +48,9 @@ int cmd_info(int argc, char **argv)
            splade_index_generation(ix) ? "" : " (a single index.spx, no MANIFEST)");
     if (in->flags & SPLADE_IX_HAS_MODEL)
         printf("model: %s (%s, fingerprint %016llx)\n", in->model_name, in->model_dir, (unsigned long long)in->fingerprint);
-    else
+    if (in->flags & SPLADE_IX_QUERY_TABLE)
+        printf("queries: inference-free (weighted by the model's query table, no forward pass)\n");
+    else if (!(in->flags & SPLADE_IX_HAS_MODEL))
         printf("model: none (--vectors)\n");
     printf("doc_scale: %.9g\nterms: %u\n", (double)in->doc_scale, in->n_terms);
     printf("%-24s %10s %10s %12s %14s %10s %12s\n", "segment", "documents", "deleted", "postings", "bytes", "clipped",

@@ -5,6 +5,7 @@
 #include "splade/model.h"
 
 #include <curl/curl.h>
+#include <jansson.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,8 +17,16 @@ typedef struct {
     int required;
 } model_file;
 
-static const model_file FILES[] = {
-    {"config.json", 1}, {"vocab.txt", 1}, {"tokenizer_config.json", 0}, {"model.safetensors", 1}};
+/* A plain Hugging Face folder; idf.json: an inference-free model's query table (OpenSearch). */
+static const model_file FILES[] = {{"config.json", 1},       {"vocab.txt", 1}, {"tokenizer_config.json", 0},
+                                   {"model.safetensors", 1}, {"idf.json", 0},  {NULL, 0}};
+/* A sentence-transformers module's files, by module type. */
+static const model_file MLM_FILES[] = {{"config.json", 1},           {"vocab.txt", 1},
+                                       {"tokenizer_config.json", 0}, {"model.safetensors", 1},
+                                       {"sentence_bert_config.json", 0}, {NULL, 0}};
+static const model_file POOL_FILES[] = {{"config.json", 1}, {NULL, 0}};
+static const model_file STATIC_FILES[] = {{"config.json", 1}, {"model.safetensors", 1}, {"vocab.txt", 0},
+                                          {"tokenizer_config.json", 0}, {NULL, 0}};
 
 typedef struct {
     CURL *curl;
@@ -125,12 +134,13 @@ static int get(const char *url, const char *part, struct curl_slist *hdr, long *
                        cr == CURLE_COULDNT_RESOLVE_HOST || cr == CURLE_COULDNT_CONNECT ? "; offline?" : "");
 }
 
-static int fetch_file(const char *base, const char *dir, const model_file *mf, struct curl_slist *hdr,
-                      const splade_fetch_opts *o)
+static int fetch_file(const char *base, const char *dir, const char *sub, const model_file *mf,
+                      struct curl_slist *hdr, const splade_fetch_opts *o)
 {
     char url[4200], path[4400], part[4500];
-    snprintf(url, sizeof url, "%s/%s", base, mf->name);
-    snprintf(path, sizeof path, "%s/%s", dir, mf->name);
+    const char *slash = *sub ? "/" : "";
+    snprintf(url, sizeof url, "%s/%s%s%s", base, sub, slash, mf->name);
+    snprintf(path, sizeof path, "%s/%s%s%s", dir, sub, slash, mf->name);
     snprintf(part, sizeof part, "%s.part", path);
     if (access(path, F_OK) == 0)
         return SPLADE_OK; /* renamed only once complete */
@@ -159,6 +169,119 @@ static int fetch_file(const char *base, const char *dir, const model_file *mf, s
     return SPLADE_OK;
 }
 
+typedef struct {
+    const char *base, *dir;
+    struct curl_slist *hdr;
+    const splade_fetch_opts *o;
+} fetcher;
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && !strcmp(s + a - b, tail);
+}
+
+/* vocab.txt, else tokenizer.json (transformers 5 saves fast tokenizers without vocab.txt; the loader
+ * reads the WordPiece vocabulary from it). Both absent: vocab.txt's 404 is the error. */
+static int fetch_vocab(const fetcher *f, const char *sub, const model_file *mf, const char *d)
+{
+    static const model_file TJ = {"tokenizer.json", 0};
+    int rc = fetch_file(f->base, f->dir, sub, mf, f->hdr, f->o);
+    char tj[4500];
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", d);
+    if (rc != SPLADE_ERR_NOT_FOUND || access(tj, F_OK) == 0)
+        return rc;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", splade_error_detail());
+    if (fetch_file(f->base, f->dir, sub, &TJ, f->hdr, f->o) == SPLADE_OK && access(tj, F_OK) == 0)
+        return SPLADE_OK;
+    return splade_fail(SPLADE_ERR_NOT_FOUND, "%s (and no tokenizer.json)", why);
+}
+
+static int fetch_set(const fetcher *f, const char *sub, const model_file *files)
+{
+    char d[4400];
+    snprintf(d, sizeof d, "%s%s%s", f->dir, *sub ? "/" : "", sub);
+    int rc = *sub ? mkdirs(d) : SPLADE_OK;
+    for (const model_file *mf = files; !rc && mf->name; mf++)
+        rc = !strcmp(mf->name, "vocab.txt") && mf->required ? fetch_vocab(f, sub, mf, d)
+                                                            : fetch_file(f->base, f->dir, sub, mf, f->hdr, f->o);
+    return rc;
+}
+
+/* A module's files by its type; a type the loader does not know is an error naming it (the
+ * loader would refuse the folder anyway). */
+static int fetch_module(const fetcher *f, const char *sub, const char *type, const char *where)
+{
+    if (strstr(sub, "..") || *sub == '/')
+        return splade_fail(SPLADE_ERR_FORMAT, "%s: module path '%s' leaves the folder", where, sub);
+    if (ends_with(type, "MLMTransformer") || ends_with(type, ".Transformer"))
+        return fetch_set(f, sub, MLM_FILES);
+    if (ends_with(type, "SpladePooling"))
+        return fetch_set(f, sub, POOL_FILES);
+    if (ends_with(type, "SparseStaticEmbedding"))
+        return fetch_set(f, sub, STATIC_FILES);
+    return splade_fail(SPLADE_ERR_UNSUPPORTED, "%s: module type \"%s\" is not supported", where, type);
+}
+
+static int load_local(const fetcher *f, const char *name, json_t **root)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    json_error_t err;
+    *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    return *root ? SPLADE_OK : splade_fail(SPLADE_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+}
+
+/* router_config.json: every module of every route, under its name. */
+static int fetch_router(const fetcher *f)
+{
+    static const model_file RC[] = {{"router_config.json", 1}, {NULL, 0}};
+    json_t *root;
+    int rc = fetch_set(f, "", RC);
+    if (!rc)
+        rc = load_local(f, "router_config.json", &root);
+    if (rc)
+        return rc;
+    json_t *types = json_object_get(root, "types"), *type;
+    const char *name;
+    json_object_foreach(types, name, type) {
+        if (!json_is_string(type))
+            rc = splade_fail(SPLADE_ERR_FORMAT, "router_config.json: type of '%s' is not a string", name);
+        if (rc || (rc = fetch_module(f, name, json_string_value(type), "router_config.json")))
+            break;
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* modules.json present: the sentence-transformers layout decides which files to fetch. */
+static int fetch_st(const fetcher *f)
+{
+    static const model_file ST[] = {{"config_sentence_transformers.json", 0}, {NULL, 0}};
+    json_t *root;
+    int rc = fetch_set(f, "", ST);
+    if (!rc)
+        rc = load_local(f, "modules.json", &root);
+    if (rc)
+        return rc;
+    for (size_t i = 0; !rc && i < json_array_size(root); i++) {
+        json_t *m = json_array_get(root, i);
+        const char *type = json_string_value(json_object_get(m, "type"));
+        const char *sub = json_string_value(json_object_get(m, "path"));
+        if (!type || !sub)
+            rc = splade_fail(SPLADE_ERR_FORMAT, "modules.json: module %zu lacks a string 'type' or 'path'", i);
+        else if (ends_with(type, ".Router"))
+            rc = fetch_router(f);
+        else
+            rc = fetch_module(f, sub, type, "modules.json");
+    }
+    json_decref(root);
+    /* inference-free models may ship idf.json beside a sentence-transformers layout too */
+    static const model_file IDF[] = {{"idf.json", 0}, {NULL, 0}};
+    return rc ? rc : fetch_set(f, "", IDF);
+}
+
 static int fetch_all(const char *repo, const char *dir, const splade_fetch_opts *o)
 {
     const char *ep = o->endpoint;
@@ -176,9 +299,13 @@ static int fetch_all(const char *repo, const char *dir, const splade_fetch_opts 
         hdr = curl_slist_append(NULL, auth);
     }
     splade_log(SPLADE_LOG_INFO, "fetching %s from %s into %s", repo, base, dir);
-    int rc = SPLADE_OK;
-    for (size_t i = 0; !rc && i < sizeof FILES / sizeof *FILES; i++)
-        rc = fetch_file(base, dir, &FILES[i], hdr, o);
+    const fetcher f = {base, dir, hdr, o};
+    static const model_file MODULES[] = {{"modules.json", 0}, {NULL, 0}};
+    char mpath[4200];
+    snprintf(mpath, sizeof mpath, "%s/modules.json", dir);
+    int rc = fetch_set(&f, "", MODULES);
+    if (!rc)
+        rc = access(mpath, F_OK) == 0 ? fetch_st(&f) : fetch_set(&f, "", FILES);
     curl_slist_free_all(hdr);
     return rc;
 }

@@ -115,8 +115,8 @@ static void embed_part(const fwd *f, int tid, splade_team *t)
             const float *we = m->word_emb + (size_t)f->ids[i] * H;
             const float *pe = m->pos_emb + (size_t)(i - f->offsets[b]) * H;
             float *r = f->w->x + (size_t)i * H;
-            for (int32_t j = 0; j < H; j++)
-                r[j] = we[j] + pe[j] + m->type_emb[j]; /* token type 0 */
+            for (int32_t j = 0; j < H; j++) /* token type 0; DistilBERT has no token types */
+                r[j] = we[j] + pe[j] + (m->type_emb ? m->type_emb[j] : 0.0f);
         }
     splade_layer_norm(f->w->x, r0, r1, H, m->emb_ln_g, m->emb_ln_b, m->cfg.layer_norm_eps);
 }
@@ -178,6 +178,46 @@ static void free_ws(workspace *w)
         free(bufs[i]);
 }
 
+/* SpladePooling "sum": sum over positions of act(logit), which the max-fused head cannot give.
+ * Per sequence, in vocabulary tiles (never a [L, V] buffer): logits by one GEMM, then the sum. */
+static int sum_head(const splade_model *m, const float *Hs, const int32_t *offsets, int32_t B, float *out)
+{
+    enum { TILE = 2048 };
+    const int32_t H = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    int32_t maxL = 0;
+    for (int32_t b = 0; b < B; b++)
+        maxL = offsets[b + 1] - offsets[b] > maxL ? offsets[b + 1] - offsets[b] : maxL;
+    float *tile = malloc((size_t)maxL * TILE * sizeof *tile);
+    if (!tile)
+        return splade_fail(SPLADE_ERR_NOMEM, "sum pooling: %d x %d logits", (int)maxL, TILE);
+    for (int32_t b = 0; b < B; b++) {
+        const int32_t L = offsets[b + 1] - offsets[b];
+        for (int32_t v0 = 0; v0 < V; v0 += TILE) {
+            const int32_t nv = V - v0 < TILE ? V - v0 : TILE;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, nv, H, 1.0f, Hs + (size_t)offsets[b] * H, H,
+                        m->decoder_w + (size_t)v0 * H, H, 0.0f, tile, nv);
+            for (int32_t v = 0; v < nv; v++) {
+                float acc = 0.0f;
+                for (int32_t s = 0; s < L; s++) {
+                    float x = tile[(size_t)s * nv + v] + m->decoder_b[v0 + v];
+                    x = x > 0.0f ? log1pf(x) : 0.0f;
+                    acc += m->cfg.activation == SPLADE_ACT_LOG1P_LOG1P_RELU ? log1pf(x) : x;
+                }
+                out[(size_t)b * V + v0 + v] = acc;
+            }
+        }
+    }
+    free(tile);
+    return SPLADE_OK;
+}
+
+/* The second log1p of SpladePooling's "log1p_relu": monotone, so after the max as the first. */
+static void second_log1p(float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = log1pf(out[i]);
+}
+
 static int run(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B, float *out,
                int nthreads, workspace *w)
 {
@@ -192,6 +232,8 @@ static int run(const splade_model *m, const int32_t *ids, const int32_t *offsets
     openblas_set_num_threads(saved);
     if (rc)
         return rc;
+    if (c->pooling == SPLADE_POOL_SUM)
+        return sum_head(m, w->q, offsets, B, out);
     int32_t *len = malloc((size_t)B * sizeof *len);
     if (!len)
         return splade_fail(SPLADE_ERR_NOMEM, "forward: %d lengths", (int)B);
@@ -199,6 +241,8 @@ static int run(const splade_model *m, const int32_t *ids, const int32_t *offsets
         len[b] = offsets[b + 1] - offsets[b];
     rc = splade_lmhead_cpu(w->q, offsets, len, B, H, m->decoder_w, m->decoder_b, c->vocab_size, out, nthreads);
     free(len);
+    if (!rc && c->activation == SPLADE_ACT_LOG1P_LOG1P_RELU)
+        second_log1p(out, (size_t)B * (size_t)c->vocab_size);
     return rc;
 }
 

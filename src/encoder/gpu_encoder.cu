@@ -382,6 +382,7 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         TRY(ensure_out(g, (size_t)B * g->V));
         a.out = g->out_d;
         a.H_rows = (int32_t)bt.T; /* the packed tokens: the TMA head's tensor map extent */
+        a.activation = g->activation;
         if (!g->fp32)
             TRY(ensure_head_ws(g, splade_lmhead_workspace_bytes(g->head, &a)));
         TRY(prof_begin(g, SPLADE_GPU_PROF_HEAD));
@@ -458,6 +459,7 @@ extern "C" int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead
     g->device = device;
     g->head = head;
     g->fp32 = precision == SPLADE_PRECISION_FP32;
+    g->activation = m->cfg.activation;
     g->es = g->fp32 ? sizeof(float) : sizeof(bf16);
     g->H = m->cfg.hidden_size;
     g->I = m->cfg.intermediate_size;

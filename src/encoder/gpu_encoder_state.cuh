@@ -67,6 +67,7 @@ struct GemmPlan {
 struct splade_gpu_encoder {
     splade_config cfg;
     splade_lmhead_kind head;
+    int activation = 0;  // splade_activation of the model: the LM head's second log1p
     bool fp32 = false;  // SPLADE_PRECISION_FP32: float storage everywhere (es = 4), else bf16 (es = 2)
     size_t es = sizeof(splade_gpu::bf16);
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;

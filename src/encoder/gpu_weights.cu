@@ -86,8 +86,11 @@ int check_config(const splade_model *m)
 {
     const splade_config &c = m->cfg;
     if (c.hidden_size <= 0 || c.num_heads <= 0 || c.num_layers < 0 || c.vocab_size <= 0 ||
-        c.intermediate_size <= 0 || c.max_position <= 0 || c.type_vocab_size <= 0)
+        c.intermediate_size <= 0 || c.max_position <= 0 || c.type_vocab_size < 0)
         return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: invalid model dimensions");
+    if (c.pooling != SPLADE_POOL_MAX)  // the fused head keeps a running max; sum needs every position's value
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: the model's SpladePooling is \"sum\" (the GPU head "
+                           "pools by max; the CPU encodes it)");
     if (c.hidden_size % 8 || c.hidden_size > splade_gpu::kMaxHidden)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: hidden size %d (needs a multiple of 8, <= %d)",
                            c.hidden_size, splade_gpu::kMaxHidden);
@@ -97,7 +100,7 @@ int check_config(const splade_model *m)
     if (c.intermediate_size % 8)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "gpu encoder: intermediate size %d (needs a multiple of 8)",
                            c.intermediate_size);
-    if (!m->word_emb || !m->pos_emb || !m->type_emb || !m->emb_ln_g || !m->emb_ln_b || !m->mlm_dense_w ||
+    if (!m->word_emb || !m->pos_emb || (c.type_vocab_size > 0 && !m->type_emb) || !m->emb_ln_g || !m->emb_ln_b || !m->mlm_dense_w ||
         !m->mlm_ln_g || !m->mlm_ln_b || (c.num_layers > 0 && !m->layers))
         return splade_fail(SPLADE_ERR_MODEL, "gpu encoder: model tensors missing");
     for (int l = 0; l < c.num_layers; l++) {
@@ -151,7 +154,7 @@ int upload_model(splade_gpu_encoder *g, const splade_model *m)
     g->pos = F32(o_pos);
     TRY(upload_f32(g->pos, m->pos_emb, P * H));
     g->type0 = F32(o_type);
-    TRY(upload_f32(g->type0, m->type_emb, H));  // token type 0 = row 0
+    TRY(upload_f32(g->type0, m->type_emb, H));  // token type 0 = row 0; NULL (DistilBERT): zeros
     g->emb_g = F32(o_eg);
     TRY(upload_f32(g->emb_g, m->emb_ln_g, H));
     g->emb_b = F32(o_eb);

@@ -6,13 +6,16 @@
 #include "splade/model.h"
 #include "splade/tokenizer.h"
 #include "encoder/model_files.h"
+#include "encoder/model_layout.h"
 #include "encoder/safetensors.h"
+#include "encoder/tokenizer_internal.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     st_file st;
@@ -21,48 +24,78 @@ typedef struct {
 } model_storage;
 
 typedef struct {
-    char name[128];  /* without the optional "bert." prefix */
+    char name[128];  /* without the architecture's optional prefix ("bert.", "distilbert.") */
     int64_t rows, cols;  /* cols == 0: 1-D tensor of `rows` */
     float **dst;
     int optional;
+    int body;  /* found with or without the prefix (the head's tensors have none) */
 } tensor_spec;
 
+/* The weight map of one architecture: every tensor name the SPLADE forward reads (".weight" and
+ * ".bias" appended; "%d" = layer). The forward itself is the same post-LayerNorm transformer. */
+typedef struct {
+    const char *prefix;
+    const char *word, *pos, *type, *emb_ln;  /* type NULL: no token-type embeddings */
+    const char *q, *k, *v, *attn_out, *ln1, *ffn_in, *ffn_out, *ln2;
+    const char *head_dense, *head_ln, *decoder, *decoder_bias;
+} weight_map;
 
-static void spec(tensor_spec *s, int *n, float **dst, int64_t rows, int64_t cols, const char *fmt, int layer)
+static const weight_map MAPS[] = {
+    [SPLADE_ARCH_BERT] = {"bert.", "embeddings.word_embeddings", "embeddings.position_embeddings",
+                          "embeddings.token_type_embeddings", "embeddings.LayerNorm",
+                          "encoder.layer.%d.attention.self.query", "encoder.layer.%d.attention.self.key",
+                          "encoder.layer.%d.attention.self.value", "encoder.layer.%d.attention.output.dense",
+                          "encoder.layer.%d.attention.output.LayerNorm", "encoder.layer.%d.intermediate.dense",
+                          "encoder.layer.%d.output.dense", "encoder.layer.%d.output.LayerNorm",
+                          "cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm",
+                          "cls.predictions.decoder", "cls.predictions.bias"},
+    [SPLADE_ARCH_DISTILBERT] = {"distilbert.", "embeddings.word_embeddings", "embeddings.position_embeddings",
+                                NULL, "embeddings.LayerNorm", "transformer.layer.%d.attention.q_lin",
+                                "transformer.layer.%d.attention.k_lin", "transformer.layer.%d.attention.v_lin",
+                                "transformer.layer.%d.attention.out_lin", "transformer.layer.%d.sa_layer_norm",
+                                "transformer.layer.%d.ffn.lin1", "transformer.layer.%d.ffn.lin2",
+                                "transformer.layer.%d.output_layer_norm", "vocab_transform", "vocab_layer_norm",
+                                "vocab_projector", "vocab_projector.bias"},
+};
+
+static const weight_map *map_of(const splade_model *m) { return &MAPS[m->cfg.architecture]; }
+
+static void spec(tensor_spec *s, int *n, float **dst, int64_t rows, int64_t cols, const char *base,
+                 const char *suffix, int layer, int body)
 {
+    char fmt[128];
+    snprintf(fmt, sizeof fmt, "%s%s", base, suffix);
     snprintf(s[*n].name, sizeof s[*n].name, fmt, layer);
     s[*n].rows = rows;
     s[*n].cols = cols;
     s[*n].dst = dst;
     s[*n].optional = 0;
+    s[*n].body = body;
     (*n)++;
 }
 
-/* LayerNorm parameters are "weight"/"bias" in new checkpoints, "gamma"/"beta" in old ones. */
-#define LN(g, b, prefix, l)                                                     \
-    do {                                                                        \
-        spec(s, &n, g, H, 0, prefix ".LayerNorm.weight", l);                    \
-        spec(s, &n, b, H, 0, prefix ".LayerNorm.bias", l);                      \
+/* A linear layer [out, in] + bias, and a LayerNorm ("weight"/"bias"; old checkpoints' gamma/beta
+ * are found by find_tensor). */
+#define LINEAR(w, b, out, in, base, l, body)                 \
+    do {                                                     \
+        spec(s, &n, w, out, in, base, ".weight", l, body);   \
+        spec(s, &n, b, out, 0, base, ".bias", l, body);      \
     } while (0)
+#define LN(g, b, base, l, body) LINEAR(g, b, H, 0, base, l, body)
 
 static int layer_specs(splade_model *m, tensor_spec *s, int n, int l)
 {
     const int64_t H = m->cfg.hidden_size, I = m->cfg.intermediate_size;
+    const weight_map *w = map_of(m);
     splade_layer *L = &m->layers[l];
-    spec(s, &n, &L->q_w, H, H, "encoder.layer.%d.attention.self.query.weight", l);
-    spec(s, &n, &L->q_b, H, 0, "encoder.layer.%d.attention.self.query.bias", l);
-    spec(s, &n, &L->k_w, H, H, "encoder.layer.%d.attention.self.key.weight", l);
-    spec(s, &n, &L->k_b, H, 0, "encoder.layer.%d.attention.self.key.bias", l);
-    spec(s, &n, &L->v_w, H, H, "encoder.layer.%d.attention.self.value.weight", l);
-    spec(s, &n, &L->v_b, H, 0, "encoder.layer.%d.attention.self.value.bias", l);
-    spec(s, &n, &L->attn_out_w, H, H, "encoder.layer.%d.attention.output.dense.weight", l);
-    spec(s, &n, &L->attn_out_b, H, 0, "encoder.layer.%d.attention.output.dense.bias", l);
-    LN(&L->ln1_g, &L->ln1_b, "encoder.layer.%d.attention.output", l);
-    spec(s, &n, &L->ffn_in_w, I, H, "encoder.layer.%d.intermediate.dense.weight", l);
-    spec(s, &n, &L->ffn_in_b, I, 0, "encoder.layer.%d.intermediate.dense.bias", l);
-    spec(s, &n, &L->ffn_out_w, H, I, "encoder.layer.%d.output.dense.weight", l);
-    spec(s, &n, &L->ffn_out_b, H, 0, "encoder.layer.%d.output.dense.bias", l);
-    LN(&L->ln2_g, &L->ln2_b, "encoder.layer.%d.output", l);
+    LINEAR(&L->q_w, &L->q_b, H, H, w->q, l, 1);
+    LINEAR(&L->k_w, &L->k_b, H, H, w->k, l, 1);
+    LINEAR(&L->v_w, &L->v_b, H, H, w->v, l, 1);
+    LINEAR(&L->attn_out_w, &L->attn_out_b, H, H, w->attn_out, l, 1);
+    LN(&L->ln1_g, &L->ln1_b, w->ln1, l, 1);
+    LINEAR(&L->ffn_in_w, &L->ffn_in_b, I, H, w->ffn_in, l, 1);
+    LINEAR(&L->ffn_out_w, &L->ffn_out_b, H, I, w->ffn_out, l, 1);
+    LN(&L->ln2_g, &L->ln2_b, w->ln2, l, 1);
     return n;
 }
 
@@ -70,24 +103,25 @@ static int build_specs(splade_model *m, tensor_spec *s)
 {
     const splade_config *c = &m->cfg;
     const int64_t H = c->hidden_size, V = c->vocab_size;
+    const weight_map *w = map_of(m);
     int n = 0;
-    spec(s, &n, &m->word_emb, V, H, "embeddings.word_embeddings.weight", 0);
-    spec(s, &n, &m->pos_emb, c->max_position, H, "embeddings.position_embeddings.weight", 0);
-    spec(s, &n, &m->type_emb, c->type_vocab_size, H, "embeddings.token_type_embeddings.weight", 0);
-    LN(&m->emb_ln_g, &m->emb_ln_b, "embeddings", 0);
+    spec(s, &n, &m->word_emb, V, H, w->word, ".weight", 0, 1);
+    spec(s, &n, &m->pos_emb, c->max_position, H, w->pos, ".weight", 0, 1);
+    if (w->type)
+        spec(s, &n, &m->type_emb, c->type_vocab_size, H, w->type, ".weight", 0, 1);
+    LN(&m->emb_ln_g, &m->emb_ln_b, w->emb_ln, 0, 1);
     for (int l = 0; l < c->num_layers; l++)
         n = layer_specs(m, s, n, l);
-    spec(s, &n, &m->mlm_dense_w, H, H, "cls.predictions.transform.dense.weight", 0);
-    spec(s, &n, &m->mlm_dense_b, H, 0, "cls.predictions.transform.dense.bias", 0);
-    LN(&m->mlm_ln_g, &m->mlm_ln_b, "cls.predictions.transform", 0);
-    spec(s, &n, &m->decoder_w, V, H, "cls.predictions.decoder.weight", 0);
+    LINEAR(&m->mlm_dense_w, &m->mlm_dense_b, H, H, w->head_dense, 0, 0);
+    LN(&m->mlm_ln_g, &m->mlm_ln_b, w->head_ln, 0, 0);
+    spec(s, &n, &m->decoder_w, V, H, w->decoder, ".weight", 0, 0);
     s[n - 1].optional = c->tie_word_embeddings;
-    spec(s, &n, &m->decoder_b, V, 0, "cls.predictions.bias", 0);
+    spec(s, &n, &m->decoder_b, V, 0, w->decoder_bias, "", 0, 0);
     return n;
 }
 
-/* Finds `name` as written, with the "bert." prefix, and under LayerNorm's old names. */
-static const st_tensor *find_tensor(const st_file *st, const char *name)
+/* Finds `name` as written, with the architecture's prefix, and under LayerNorm's old names. */
+static const st_tensor *find_tensor(const st_file *st, const char *prefix, const char *name)
 {
     char buf[160], alt[160];
     snprintf(alt, sizeof alt, "%s", name);
@@ -99,7 +133,7 @@ static const st_tensor *find_tensor(const st_file *st, const char *name)
     const char *cands[2] = {name, alt};
     for (int i = 0; i < 2; i++) {
         const st_tensor *t = st_find(st, cands[i]);
-        snprintf(buf, sizeof buf, "bert.%s", cands[i]);
+        snprintf(buf, sizeof buf, "%s%s", prefix, cands[i]);
         if (!t)
             t = st_find(st, buf);
         if (t)
@@ -181,7 +215,7 @@ static int ignorable(const char *name)
 {
     static const char *const names[] = {"embeddings.position_ids", "pooler.dense.weight", "pooler.dense.bias",
                                         "cls.seq_relationship.weight", "cls.seq_relationship.bias"};
-    const char *bare = strncmp(name, "bert.", 5) ? name : name + 5;
+    const char *bare = !strncmp(name, "bert.", 5) ? name + 5 : !strncmp(name, "distilbert.", 11) ? name + 11 : name;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(bare, names[i]))
             return 1;
@@ -216,13 +250,13 @@ static int check_unused(const st_file *st, const uint8_t *used)
                        "this checkpoint (num_hidden_layers?)", st->path, count, count > 1 ? "s" : "", first->name);
 }
 
-static int load_one(model_storage *ms, const tensor_spec *s, uint8_t *used)
+static int load_one(model_storage *ms, const char *prefix, const tensor_spec *s, uint8_t *used)
 {
-    const st_tensor *t = find_tensor(&ms->st, s->name);
+    const st_tensor *t = find_tensor(&ms->st, s->body ? prefix : "", s->name);
     if (!t)
         return s->optional ? SPLADE_OK
                            : splade_fail(SPLADE_ERR_MODEL, "%s: missing tensor '%s%s'", ms->st.path,
-                                         strncmp(s->name, "cls.", 4) ? "bert." : "", s->name);
+                                         s->body ? prefix : "", s->name);
     used[t - ms->st.t] = 1;
     int rc = check_tensor(&ms->st, t, s);
     if (!rc)
@@ -243,7 +277,7 @@ static int load_tensors(splade_model *m, model_storage *ms)
     }
     int n = build_specs(m, s), rc = SPLADE_OK;
     for (int i = 0; i < n && !rc; i++)
-        rc = load_one(ms, &s[i], used);
+        rc = load_one(ms, map_of(m)->prefix, &s[i], used);
     if (!rc)
         rc = check_unused(&ms->st, used);
     free(s);
@@ -293,7 +327,7 @@ static int parse_tokenizer_config(json_t *root, const char *path, bool *lower)
 /* tokenizer_config.json is optional: BERT uncased defaults without it. */
 static int read_tokenizer_config(const char *dir, bool *lower)
 {
-    char path[4096];
+    char path[4200];
     snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
     *lower = true;
     json_t *root;
@@ -325,16 +359,19 @@ static uint64_t fnv_words(uint64_t h, const uint8_t *p, size_t n)
     return h;
 }
 
-static int hash_vocab(const char *path, uint64_t *h)
+/* vocab.txt's text; without vocab.txt, the same text from tokenizer.json (tokenizer_json.c). */
+static int read_vocab(const char *dir, char *path, size_t pn, char **text, size_t *n)
 {
-    char *text;
-    size_t n;
-    int rc = splade_read_regular(path, SPLADE_MAX_VOCAB_BYTES, &text, &n);
-    if (rc)
+    snprintf(path, pn, "%s/vocab.txt", dir);
+    int rc = splade_read_regular(path, SPLADE_MAX_VOCAB_BYTES, text, n);
+    if (rc != SPLADE_ERR_NOT_FOUND)
         return rc;
-    *h = fnv_words(*h, (const uint8_t *)text, n);
-    free(text);
-    return SPLADE_OK;
+    char tj[4200];
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", dir);
+    if (access(tj, F_OK) != 0)
+        return rc; /* the error names vocab.txt */
+    snprintf(path, pn, "%s", tj);
+    return splade_vocab_from_tokenizer_json(tj, text, n);
 }
 
 /* The config.json values the forward uses that the hashed checkpoint does not already fix.
@@ -355,41 +392,88 @@ static uint64_t mix_config(uint64_t h, const splade_config *c)
     return fnv_words(h, (const uint8_t *)rec, (size_t)n);
 }
 
-/* docs/FORMAT.md, "Model fingerprint": FNV-1a over model.safetensors (header and data),
- * vocab.txt, the lowercase flag, then mix_config's record. */
-static int fingerprint(splade_model *m, const model_storage *ms, const char *vocab_path)
+/* Item 5 of docs/FORMAT.md's "Model fingerprint": what changes the vectors beyond the checkpoint
+ * (pooling, activation, the query table of an inference-free model), mixed in only when it
+ * departs from the defaults, so that fingerprints of BERT SPLADE models stay as they were. */
+static uint64_t mix_head(uint64_t h, const splade_model *m)
 {
-    uint64_t h = fnv_words(FNV_OFFSET, ms->st.map, ms->st.size);
-    int rc = hash_vocab(vocab_path, &h);
-    if (rc)
-        return rc;
+    const splade_config *c = &m->cfg;
+    if (c->pooling == SPLADE_POOL_MAX && c->activation == SPLADE_ACT_LOG1P_RELU && !m->query_w)
+        return h;
+    char rec[96];
+    int n = snprintf(rec, sizeof rec, "splade: pooling %d, activation %d, query table %016llx", (int)c->pooling,
+                     (int)c->activation, (unsigned long long)m->query_fp);
+    return fnv_words(h, (const uint8_t *)rec, (size_t)n);
+}
+
+/* docs/FORMAT.md, "Model fingerprint": FNV-1a over model.safetensors (header and data) and
+ * vocab.txt (h, hashed by load_vocab), the lowercase flag, then mix_config's and mix_head's records. */
+static int fingerprint(splade_model *m, uint64_t h)
+{
     uint8_t lower = m->cfg.do_lower_case;
     m->fingerprint = mix_config(fnv_words(h, &lower, 1), &m->cfg);
+    if (m->query_w)
+        m->query_fp = fnv_words(FNV_OFFSET, (const uint8_t *)m->query_w, (size_t)m->cfg.vocab_size * sizeof(float));
+    m->fingerprint = mix_head(m->fingerprint, m);
     return SPLADE_OK;
 }
 
-static int load_vocab(splade_model *m, const char *dir, const model_storage *ms)
+static int load_vocab(splade_model *m, const char *dir, const model_storage *ms, const splade_model_layout *L)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    int rc = fingerprint(m, ms, path);
+    char path[4200], *text;
+    size_t n;
+    int rc = read_vocab(dir, path, sizeof path, &text, &n);
     if (rc)
         return rc;
-    rc = splade_tokenizer_load(path, m->cfg.do_lower_case, &m->tokenizer);
+    /* hashed before the tokenizer owns (and splits) the text */
+    const uint64_t h = fnv_words(fnv_words(FNV_OFFSET, ms->st.map, ms->st.size), (const uint8_t *)text, n);
+    rc = splade_tokenizer_from_text(text, n, path, m->cfg.do_lower_case, &m->tokenizer);
     if (rc)
         return rc;
     int32_t nv = splade_tokenizer_vocab_size(m->tokenizer);
     if (nv > m->cfg.vocab_size)
         return splade_fail(SPLADE_ERR_MODEL, "%s: %d tokens but config.json vocab_size is %d", path,
                            nv, m->cfg.vocab_size);
+    if (L->qtable && (rc = splade_query_table_load(m, L->qtable, L->qtable_path, L->qtable_dir, dir)))
+        return rc;
+    return fingerprint(m, h); /* last: it covers the query table */
+}
+
+/* The SpladePooling module's settings, and its dimension checked against config.json. */
+static int apply_layout(splade_model *m, const splade_model_layout *L, const char *config_path)
+{
+    m->cfg.pooling = L->pooling;
+    m->cfg.activation = L->activation;
+    if (L->pool_dim >= 0 && L->pool_dim != m->cfg.vocab_size)
+        return splade_fail(SPLADE_ERR_MODEL, "%s: field 'embedding_dimension' is %lld but %s has vocab_size %d: the "
+                           "modules disagree with the model's config", L->pooling_path, (long long)L->pool_dim,
+                           config_path, m->cfg.vocab_size);
     return SPLADE_OK;
 }
 
-static int load_all(splade_model *m, const char *dir, model_storage *ms)
+static int load_model(splade_model *m, const splade_model_layout *L, model_storage *ms);
+
+static int load_all(splade_model *m, const char *folder, model_storage *ms)
 {
-    char path[4096];
+    splade_model_layout *L = malloc(sizeof *L); /* 16 KiB of paths: off the stack */
+    if (!L)
+        return splade_fail(SPLADE_ERR_NOMEM, "%s", folder);
+    int rc = splade_model_layout_read(folder, L);
+    if (!rc)
+        rc = load_model(m, L, ms);
+    free(L);
+    return rc;
+}
+
+static int load_model(splade_model *m, const splade_model_layout *L, model_storage *ms)
+{
+    char path[4200];
+    int rc;
+    const char *dir = L->model_dir;
     snprintf(path, sizeof path, "%s/config.json", dir);
-    int rc = splade_config_load(path, &m->cfg);
+    rc = splade_config_load(path, &m->cfg);
+    if (!rc)
+        rc = apply_layout(m, L, path);
     if (!rc)
         rc = read_tokenizer_config(dir, &m->cfg.do_lower_case);
     if (rc)
@@ -407,7 +491,7 @@ static int load_all(splade_model *m, const char *dir, model_storage *ms)
     if (!rc)
         rc = load_tensors(m, ms);
     if (!rc)
-        rc = load_vocab(m, dir, ms);
+        rc = load_vocab(m, dir, ms, L);
     return rc;
 }
 
@@ -450,6 +534,7 @@ void splade_model_free(splade_model *m)
     if (m->tokenizer)
         splade_tokenizer_free(m->tokenizer);
     free(m->layers);
+    free(m->query_w);
     free(m->dir);
     free(m);
 }

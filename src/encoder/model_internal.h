@@ -33,7 +33,12 @@ struct splade_model {
     uint64_t fingerprint;  /* identifies weights + vocab + tokenizer and config.json settings that change the
                             * output (docs/FORMAT.md, "Model fingerprint"); stored in indexes */
     char *dir;             /* model folder it was loaded from */
+    float *query_w;        /* [V] inference-free query table (query_table.c); NULL: queries use the forward */
+    uint64_t query_fp;     /* FNV-1a of query_w (0 without a table); part of `fingerprint` */
     void *storage_;        /* private */
 };
+
+/* query_table.c: fills m->query_w from idf.json (kind 1) or a SparseStaticEmbedding safetensors. */
+int splade_query_table_load(splade_model *m, int kind, const char *path, const char *qdir, const char *model_dir);
 
 #endif

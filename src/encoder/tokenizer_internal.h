@@ -48,4 +48,12 @@ uint32_t splade_vocab_hash(const char *key, size_t len);
 int32_t splade_vocab_find(const splade_tokenizer *t, const splade_vocab_table *tab,
                           const char *key, size_t len);
 
+/* A tokenizer over `text` (vocab.txt's content: one token a line; owned from now on, freed on error
+ * too); `name` for messages. */
+int splade_tokenizer_from_text(char *text, size_t size, const char *name, int lowercase, splade_tokenizer **out);
+
+/* tokenizer_json.c: vocab.txt's text from a tokenizer.json whose model is WordPiece (ids 0..n-1,
+ * each once), for folders that ship only tokenizer.json. *text: free(). Errors name the field. */
+int splade_vocab_from_tokenizer_json(const char *path, char **text, size_t *size);
+
 #endif

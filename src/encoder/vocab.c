@@ -148,14 +148,24 @@ int splade_tokenizer_load(const char *vocab_path, int lowercase, splade_tokenize
     if (!vocab_path || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_tokenizer_load: NULL argument");
     *out = NULL;
-    splade_tokenizer *t = calloc(1, sizeof *t);
-    if (!t)
-        return splade_fail(SPLADE_ERR_NOMEM, "tokenizer");
-    t->lowercase = lowercase != 0;
+    char *text;
     size_t size = 0;
-    int rc = splade_read_regular(vocab_path, SPLADE_MAX_VOCAB_BYTES, &t->strings, &size);
-    if (rc == SPLADE_OK)
-        rc = split_lines(t, t->strings, size, vocab_path);
+    int rc = splade_read_regular(vocab_path, SPLADE_MAX_VOCAB_BYTES, &text, &size);
+    return rc ? rc : splade_tokenizer_from_text(text, size, vocab_path, lowercase, out);
+}
+
+int splade_tokenizer_from_text(char *text, size_t size, const char *name, int lowercase, splade_tokenizer **out)
+{
+    const char *vocab_path = name;
+    *out = NULL;
+    splade_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        free(text);
+        return splade_fail(SPLADE_ERR_NOMEM, "tokenizer");
+    }
+    t->lowercase = lowercase != 0;
+    t->strings = text;
+    int rc = split_lines(t, t->strings, size, vocab_path);
     if (rc == SPLADE_OK)
         rc = build_tables(t);
     if (rc == SPLADE_OK)

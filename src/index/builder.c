@@ -25,6 +25,7 @@ static int set_model(splade_index_builder *b, const splade_index_model *m)
         return splade_fail(SPLADE_ERR_NOMEM, "builder");
     b->fingerprint = m->fingerprint;
     b->lowercase = m->lowercase;
+    b->query_table = m->query_table;
     b->max_length = m->max_length;
     return SPLADE_OK;
 }

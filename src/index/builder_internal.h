@@ -45,6 +45,7 @@ struct splade_index_builder {
     char *model_name, *model_dir;
     uint64_t fingerprint;
     int lowercase;
+    int query_table;       /* SPLADE_IX_QUERY_TABLE */
     int32_t max_length;
     uint32_t n_truncated;
     int keep_order;        /* internal ids = corpus order (no reordering, reorder.c) */

@@ -97,7 +97,7 @@ static int make_builder(const splade_index *ix, splade_index_builder **b, char *
             return splade_fail(SPLADE_ERR_NOMEM, "vocabulary");
     }
     splade_index_model m = {in->model_name, in->model_dir, in->fingerprint, (in->flags & SPLADE_IX_LOWERCASE) != 0,
-                            in->max_length};
+                            in->max_length, (in->flags & SPLADE_IX_QUERY_TABLE) != 0};
     return splade_builder_create((const char *const *)tok, (int32_t)in->n_terms, &m, b);
 }
 

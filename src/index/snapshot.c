@@ -82,7 +82,7 @@ static int check_compatible(splade_index *ix)
     for (int i = 0; i < ix->n_segs; i++) {
         const splade_index_info *b = &ix->files[i]->info;
         const char *file = ix->man.segs[i].file;
-        if ((a->flags ^ b->flags) & (SPLADE_IX_HAS_MODEL | SPLADE_IX_SORTED_VOCAB | SPLADE_IX_LOWERCASE))
+        if ((a->flags ^ b->flags) & (SPLADE_IX_HAS_MODEL | SPLADE_IX_SORTED_VOCAB | SPLADE_IX_LOWERCASE | SPLADE_IX_QUERY_TABLE))
             return bad(ix, file, "built with another kind of vocabulary than the first segment (model / --vectors)");
         if ((b->flags & SPLADE_IX_HAS_MODEL) && (b->fingerprint != a->fingerprint || b->n_terms != a->n_terms))
             return bad(ix, file, "built with another model than the first segment");

@@ -56,7 +56,8 @@ static int meta_section(const splade_index_builder *b, const splade_inverted *in
         .n_blocks = inv->n_blocks, .block_size = SPLADE_BLOCK_SIZE, .impact_bits = 8,
         .doc_scale = inv->doc_scale, .query_bits = 8, .fingerprint = b->fingerprint,
         .flags = (b->lowercase ? SPLADE_IX_LOWERCASE : 0) | (b->has_model ? SPLADE_IX_HAS_MODEL : 0) |
-                 (b->dynamic_vocab ? SPLADE_IX_SORTED_VOCAB : 0) | (inv->doc_order ? SPLADE_IX_REORDERED : 0),
+                 (b->dynamic_vocab ? SPLADE_IX_SORTED_VOCAB : 0) | (inv->doc_order ? SPLADE_IX_REORDERED : 0) |
+                 (b->query_table ? SPLADE_IX_QUERY_TABLE : 0),
         .max_length = b->max_length, .n_truncated = b->n_truncated, .range_shift = SPLADE_RANGE_SHIFT, .build_time = build_time(b),
     };
     memcpy(p, &m, sizeof m);

@@ -1,4 +1,5 @@
-/* The SPLADE LM head: out[b,v] = log1p(relu(max over s < len[b] of (H[b,s]·W[v] + bias[v]))).
+/* The SPLADE LM head: out[b,v] = log1p(relu(max over s < len[b] of (H[b,s]·W[v] + bias[v]))),
+ * with a second log1p when args.activation says so (the OpenSearch v3 models).
  * max-before-activation equals SPLADE's max of log1p(relu(.)) because both are monotone.
  * CPU reference: src/lmhead_fused/lmhead_cpu.c. GPU: .cu files in src/lmhead_fused/.
  * Internal (not installed): the encoder's seam to its head, and what tests and bench-lmhead drive
@@ -38,6 +39,9 @@ typedef struct {
     /* Rows of the H allocation (>= every seq_start + seq_len). 0 = unknown: then the TMA kernel
      * (whose tensor map must know H's extent) is not used and the fused head falls back to v5. */
     int32_t H_rows;
+    /* splade_activation (include/splade/model.h): 0 log1p(relu) (SPLADE's); 1 a second log1p on
+     * top (sentence-transformers' "log1p_relu"), applied in the same place, after the max. */
+    int32_t activation;
 } splade_lmhead_args;
 
 SPLADE_GPU_ENTRY size_t splade_lmhead_workspace_bytes(splade_lmhead_kind kind, const splade_lmhead_args *a);

@@ -168,7 +168,7 @@ static int bench_impl(const ctx *c, const shape *sh, int impl, result *res)
     r.c = c;
     const size_t R = (size_t)sh->B * sh->S;
     r.a = (splade_lmhead_args){c->H, c->start, c->len, sh->B, sh->S, sh->D, sh->V, c->W, c->bias, NULL,
-                             impl == IMPL_FUSED_V5 ? 0 : (int32_t)R};
+                             impl == IMPL_FUSED_V5 ? 0 : (int32_t)R, 0};
     r.Vg = impl == IMPL_GEMM_PAD ? (sh->V + 127) / 128 * 128 : sh->V;
     const double flops = 2.0 * R * sh->D * sh->V;
 
@@ -287,14 +287,15 @@ int splade_lmhead_bench_gpu(const bench_lmhead_opts *o)
     const shape one = o->one;
     const int custom = o->custom, iters = o->iters;
     const char *json_path = o->json_path, *dev = o->device;
-    shape grid[8];
+    shape grid[12];
     int ns = 0;
     if (custom)
         grid[ns++] = one;
     else {
         const int bs[4][2] = {{32, 256}, {128, 256}, {256, 128}, {8, 512}};
-        const int vs[2] = {30522, 250002};
-        for (int vi = 0; vi < 2; vi++)
+        /* BERT/DistilBERT uncased; multilingual BERT uncased (OpenSearch multilingual-v1); XLM-R */
+        const int vs[3] = {30522, 105879, 250002};
+        for (int vi = 0; vi < 3; vi++)
             for (int k = 0; k < 4; k++)
                 grid[ns++] = (shape){bs[k][0], bs[k][1], 768, vs[vi]};
     }

@@ -39,6 +39,7 @@ struct Problem {
     int group;       /* sequences per raster group (their H tiles stay in L2 while W streams) */
     int nvt;         /* vocabulary tiles */
     int atomic_out;  /* 1: out pre-zeroed, combine slices with atomicMax on the float bits */
+    int act2;        /* 1: log1p(log1p(relu(.))) (splade_lmhead_args.activation) */
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p)
@@ -61,7 +62,12 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 /* Byte offset of 16-byte chunk c of row r in a 128-byte-row, 128B-swizzled tile. */
 __device__ __forceinline__ uint32_t swz(int r, int c) { return (uint32_t)(r * 128 + ((c ^ (r & 7)) << 4)); }
 
-__device__ __forceinline__ float splade_act(float m) { return m > 0.f ? log1pf(m) : 0.f; }
+/* Monotone, so applied once after the max; the second log1p for "log1p_relu" models. */
+__device__ __forceinline__ float splade_act(float m, int act2)
+{
+    const float y = m > 0.f ? log1pf(m) : 0.f;
+    return act2 ? log1pf(y) : y;
+}
 
 /* Writes the output value y (>= +0) of sequence b, term v: plain store, or atomicMax on the bit
  * pattern (values >= +0, so integer order is float order; out was zeroed first). */
@@ -79,7 +85,7 @@ __device__ __forceinline__ void store_value(const Problem &p, int b, int v, floa
 /* Writes one output element from its running max m: bias, relu, log1p, store. */
 __device__ __forceinline__ void store_out(const Problem &p, int b, int v, float m)
 {
-    store_value(p, b, v, splade_act(m + p.bias[v]));
+    store_value(p, b, v, splade_act(m + p.bias[v], p.act2));
 }
 
 struct Unit {

@@ -31,7 +31,7 @@ constexpr int kPadP = kBP + 4;
 __global__ void __launch_bounds__(kThreads)
     lmhead_fp32_kernel(const float *__restrict__ H, const int32_t *__restrict__ seq_start,
                        const int32_t *__restrict__ seq_len, int B, int D, int V, const float *__restrict__ W,
-                       const float *__restrict__ bias, float *__restrict__ out)
+                       const float *__restrict__ bias, float *__restrict__ out, int act2)
 {
     __shared__ __align__(16) float sW[kBK][kPadV];
     __shared__ __align__(16) float sH[kBK][kPadP];
@@ -123,7 +123,8 @@ __global__ void __launch_bounds__(kThreads)
             const int v = v0 + tid;
             if (v < V) {
                 const float x = mx + bias[v];  // -inf for an empty sequence -> 0
-                out[(size_t)b * V + v] = x > 0.0f ? log1pf(x) : 0.0f;
+                const float y = x > 0.0f ? log1pf(x) : 0.0f;
+                out[(size_t)b * V + v] = act2 ? log1pf(y) : y;
             }
         }
         __syncthreads();  // sRed is rewritten by the next sequence
@@ -149,7 +150,7 @@ extern "C" int splade_lmhead_gpu_fp32(const splade_lmhead_args *a, void *stream)
     const unsigned gy = (unsigned)(a->B < 65535 ? a->B : 65535);
     lmhead_fp32_kernel<<<dim3(gx, gy), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const float *>(a->H), a->seq_start, a->seq_len, a->B, a->D, a->V,
-        static_cast<const float *>(a->W), a->bias, a->out);
+        static_cast<const float *>(a->W), a->bias, a->out, a->activation == 1);
     CUDA_TRY_LAUNCH();
     return SPLADE_OK;
 }

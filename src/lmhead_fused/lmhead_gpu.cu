@@ -301,6 +301,7 @@ void fill_problem(const splade_lmhead_args *a, const splade_lmhead_plan *pl, int
     pr->tps = tps;
     pr->nunits = pl->units;
     pr->atomic_out = pl->nsplit > 1;
+    pr->act2 = a->activation == 1;
     pr->group = pl->group;
     pr->nvt = nvt;
 }

@@ -186,7 +186,9 @@ int splade_lmhead_naive_run(const splade_lmhead_args *a, void *workspace, size_t
     splade_gpu_mark_initialized(X, (size_t)l.R * a->V * sizeof(__nv_bfloat16), stream); /* initcheck: see init_mark.cu */
     int st;
     if ((st = launch_op<OP_BIAS>(X, Y, a, l.R, stream)) || (st = launch_op<OP_RELU>(Y, X, a, l.R, stream)) ||
-        (st = launch_op<OP_LOG1P>(X, Y, a, l.R, stream)) || (st = launch_op<OP_MASK>(Y, X, a, l.R, stream)))
+        (st = launch_op<OP_LOG1P>(X, Y, a, l.R, stream)) ||
+        (a->activation == 1 && (st = launch_op<OP_LOG1P>(Y, Y, a, l.R, stream))) || /* in place: elementwise */
+        (st = launch_op<OP_MASK>(Y, X, a, l.R, stream)))
         return st;
     dim3 grid((a->V + 255) / 256, a->B);
     max_over_seq_kernel<<<grid, 256, 0, stream>>>(X, L, a->V, a->out);

@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
                 v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
                 const int col = ix.vt * C::BM + (wg * WGM + m) * 64 + wq * 16 + h * 8 + (lane >> 2);
                 if ((lane & 3) == 0 && col < p.V)
-                    store_value(p, ix.item, col, splade_act(v + bv[m][h]));
+                    store_value(p, ix.item, col, splade_act(v + bv[m][h], p.act2));
             }
     }
 #endif

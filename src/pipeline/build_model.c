@@ -24,7 +24,7 @@ int splade_builder_create_for_model(const splade_model *m, const char *name, int
     char abs_dir[PATH_MAX];
     splade_index_model info = {.name = name, .dir = realpath(dir, abs_dir) ? abs_dir : dir,
                                .fingerprint = splade_model_fingerprint(m), .lowercase = cfg->do_lower_case,
-                               .max_length = max_length};
+                               .max_length = max_length, .query_table = splade_model_has_query_table(m)};
     int rc = splade_builder_create(tokens, V, &info, out);
     free(tokens);
     return rc;

@@ -34,6 +34,24 @@ static int find_model(const splade_index_info *in, const splade_query_encode_opt
     return rc;
 }
 
+/* An inference-free index (SPLADE_IX_QUERY_TABLE) needs a model with a query table, and a full-encoding
+ * index one without: said plainly, before the fingerprints (which differ too). */
+static int check_mode(const splade_index_info *in, const splade_model *m, const char *dir)
+{
+    int want = (in->flags & SPLADE_IX_QUERY_TABLE) != 0, have = splade_model_has_query_table(m);
+    if (want && !have)
+        return splade_fail(SPLADE_ERR_MISMATCH, "the index was built with an inference-free model (\"%s\": queries are "
+                           "weighted by its query table, no forward pass) but %s has no query table (idf.json or a "
+                           "sentence-transformers SparseStaticEmbedding query module): pass the model the index was "
+                           "built with", in->model_name, dir);
+    if (!want && have)
+        return splade_fail(SPLADE_ERR_MISMATCH, "the index was built with model \"%s\", which encodes queries with the "
+                           "forward pass, but %s is an inference-free model (query table %016llx): rebuild the index "
+                           "with it or pass the right --model", in->model_name, dir,
+                           (unsigned long long)splade_model_query_table_fingerprint(m));
+    return SPLADE_OK;
+}
+
 /* Loads the index's model and checks it is the one the index was built with. */
 int splade_index_load_model(const splade_index *ix, const splade_query_encode_opts *o, splade_model **m)
 {
@@ -48,6 +66,10 @@ int splade_index_load_model(const splade_index *ix, const splade_query_encode_op
     int rc = find_model(in, o, dir, sizeof dir);
     if (rc == 0)
         rc = splade_model_load(dir, m);
+    if (rc == 0 && (rc = check_mode(in, *m, dir)) != 0) {
+        splade_model_free(*m);
+        *m = NULL;
+    }
     if (rc == 0 && splade_model_fingerprint(*m) != in->fingerprint) {
         rc = splade_fail(SPLADE_ERR_MISMATCH, "the index was built with model \"%s\" (%s, fingerprint %016llx) "
                          "but %s has fingerprint %016llx: rebuild the index or pass the right --model",
@@ -59,13 +81,25 @@ int splade_index_load_model(const splade_index *ix, const splade_query_encode_op
     return rc;
 }
 
-/* Fills out->q[0..n), allocated by the caller. */
-static int encode_all(splade_index *ix, splade_encoder *enc, const char *const *texts, int n, splade_query_set *out)
+/* Inference-free models: each query from the query table (tokenizer only, no forward pass), its
+ * tokens truncated at max_position_embeddings, as sentence-transformers' tokenizer does
+ * (model_max_length). */
+static int table_all(const splade_model *m, const char *const *texts, int n, splade_sparse *v)
+{
+    int rc = SPLADE_OK;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = splade_model_query_vector(m, texts[i], strlen(texts[i]), splade_model_config(m)->max_position, &v[i]);
+    return rc;
+}
+
+/* Fills out->q[0..n), allocated by the caller: by the encoder, or (enc NULL) the model's query table. */
+static int encode_all(splade_index *ix, const splade_model *m, splade_encoder *enc, const char *const *texts, int n,
+                      splade_query_set *out)
 {
     splade_sparse *v = calloc((size_t)n + 1, sizeof *v);
     int rc = v ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "%d queries", n);
     if (rc == 0 && n)
-        rc = splade_encoder_encode(enc, texts, NULL, n, v, NULL);
+        rc = enc ? splade_encoder_encode(enc, texts, NULL, n, v, NULL) : table_all(m, texts, n, v);
     for (int i = 0; v && i < n; i++) {
         if (rc == 0)
             rc = splade_qvec_build(v[i].terms, v[i].weights, v[i].n, splade_index_get_info(ix)->n_terms, &out->q[i]);
@@ -89,10 +123,10 @@ static int encode_texts(splade_index *ix, const char *const *texts, int n, const
         rc = splade_parse_precision(o->precision, &eo.precision);
     if (rc == 0)
         rc = splade_index_load_model(ix, o, &m);
-    if (rc == 0)
+    if (rc == 0 && !splade_model_has_query_table(m))
         rc = splade_encoder_create(m, &eo, &enc);
     if (rc == 0)
-        rc = encode_all(ix, enc, texts, n, out);
+        rc = encode_all(ix, m, enc, texts, n, out);
     splade_encoder_free(enc);
     splade_model_free(m);
     return rc;

@@ -8,14 +8,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int has_config(const char *dir)
+static int has_file(const char *dir, const char *name)
 {
     char p[4096];
     struct stat st;
-    if (snprintf(p, sizeof p, "%s/config.json", dir) >= (int)sizeof p)
+    if (snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p)
         return 0;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
+
+/* A Hugging Face folder (config.json) or a sentence-transformers one (modules.json). */
+static int has_config(const char *dir) { return has_file(dir, "config.json") || has_file(dir, "modules.json"); }
 
 /* A folder as given, else the same name under the cache (ORG/NAME from fetch-model). */
 static int try_name(const char *name, const char *cache, char *path, size_t n, char *tried, size_t tn)
@@ -51,7 +54,7 @@ int splade_model_resolve(const char *arg, const splade_model_paths *paths, char 
         if (try_name(name, cache, path, n, tried, sizeof tried))
             return SPLADE_OK;
         return splade_fail(SPLADE_ERR_NOT_FOUND,
-                           "model \"%s\"%s%s%s not found (tried %s): give a folder with config.json, or fetch "
+                           "model \"%s\"%s%s%s not found (tried %s): give a folder with config.json (or modules.json), or fetch "
                            "one with `splade-index fetch-model ORG/NAME`", name, name == arg ? "" : " (from ",
                            name == arg ? "" : paths->default_origin ? paths->default_origin : "the default",
                            name == arg ? "" : ")", tried);
