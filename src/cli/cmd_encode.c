@@ -174,8 +174,12 @@ static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, ch
     splade_sparse *vec = calloc((size_t)(n ? n : 1), sizeof *vec);
     if (!vec)
         return splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
-    int cut = 0;
-    int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
+    int cut = 0, rc = SPLADE_OK;
+    if (query_body && splade_model_has_query_table(m)) /* inference-free: what `query` sends, no forward pass */
+        for (int i = 0; i < n && rc == 0; i++)
+            rc = splade_model_query_vector(m, texts[i], strlen(texts[i]), splade_model_config(m)->max_position, &vec[i]);
+    else
+        rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
     for (int i = 0; i < n; i++) {
         if (!rc)
             rc = print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));

@@ -55,4 +55,19 @@ cp -r "$ROUTER" "$T/noq" && rm "$T/noq/query_0_SparseStaticEmbedding/model.safet
 grep -q "query_0_SparseStaticEmbedding/model.safetensors" "$T/e4" || fail "message: $(cat "$T/e4")"
 "$BIN" build "$DATA/corpus.jsonl" -o "$T/x.idx" --model "$T/noq" --quiet 2> "$T/e5" && fail "build with missing table"
 grep -q "cannot open" "$T/e5" || fail "message: $(cat "$T/e5")"
+# encode --queries --format (issue 16's query bodies): the table's vector, not the forward pass:
+# the text's distinct tokens (tokenize, without [CLS]/[SEP]) weighted by idf.json
+"$BIN" encode --queries --format qdrant --model "$PLAIN" "volcano eruption volcano the" > "$T/qd" 2>/dev/null || fail "encode --queries"
+"$BIN" tokenize --model "$PLAIN" "volcano eruption volcano the" > "$T/tok" || fail "tokenize"
+python3 - "$T/qd" "$T/tok" "$PLAIN/idf.json" <<'PY' || fail "encode --queries --format with a query table"
+import json, sys
+body = json.loads(open(sys.argv[1]).read())["query"]
+ids = json.loads(open(sys.argv[2]).read())[1:-1]
+idf = json.load(open(sys.argv[3]))
+vocab = [l.rstrip("\n") for l in open(sys.argv[3].rsplit("/", 1)[0] + "/vocab.txt")]
+want = sorted((i, idf[vocab[i]]) for i in set(ids) if idf.get(vocab[i], 0) > 0)
+got = list(zip(body["indices"], body["values"]))
+assert len(want) >= 2 and [i for i, _ in got] == [i for i, _ in want], (got, want)
+assert all(abs(a - b) <= 1e-4 * max(1, abs(b)) for (_, a), (_, b) in zip(got, want)), (got, want)
+PY
 echo "ok: inference-free build/query (Router and idf.json layouts), mode and table mismatches refused"
