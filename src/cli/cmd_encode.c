@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "cli/cli_env.h"
+#include "cli/cli_output.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "common/fail.h"
+#include "common/phase.h"
 #include "splade.h"
 #include "splade/corpus.h"
 #include "splade/encoder.h"
@@ -143,12 +145,14 @@ static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, ch
         return splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
     int cut = 0;
     int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
+    const double t0 = splade_cli_now();
     for (int i = 0; i < n; i++) {
         if (!rc)
             print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
         splade_sparse_free(&vec[i]);
     }
     free(vec);
+    splade_phase_add(SPLADE_PH_OUTPUT, splade_cli_now() - t0);
     if (!rc) /* stop at a full disk instead of encoding the rest for nobody */
         rc = splade_cli_check_stdout();
     *truncated += cut;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/fail.h"
+#include "common/phase.h"
 #include "common/log.h"
 #include "encoder/backend.h"
 #include "splade.h"
@@ -324,8 +325,12 @@ static int forward(splade_encoder *e, slot *s, const int32_t *ids, const int32_t
     if (rc)
         return rc;
     rc = device_forward(e, s, ids, offsets, B, bo);
-    if (rc == SPLADE_OK)
-        return collect(e, bo, B, vecs);
+    if (rc == SPLADE_OK) {
+        const double t0 = splade_phase_now();
+        rc = collect(e, bo, B, vecs);
+        splade_phase_since(SPLADE_PH_COLLECT, t0);
+        return rc;
+    }
     if (rc == SPLADE_ERR_GPU_OOM && B > 1) {
         int32_t half = B / 2;
         rc = forward(e, s, ids, offsets, half, bo, vecs);
@@ -690,7 +695,9 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
         return splade_fail(SPLADE_ERR_NOMEM, "encoder: ids of %d texts", n);
     }
     int cut = 0, bad = -1;
+    const double t0 = splade_phase_now();
     int rc = tokenize_all(e, texts, lens, n, ids, offsets, &cut, &bad);
+    splade_phase_since(SPLADE_PH_TOKENIZE, t0);
     if (rc) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", splade_error_detail());
@@ -801,6 +808,7 @@ void splade_encoder_free(splade_encoder *e)
 {
     if (!e)
         return;
+    splade_phase_report("encoder");
     free_slots(e);
     free(e->sl);
     free(e);

@@ -1,6 +1,7 @@
 /* Loading a Hugging Face BERT masked-LM folder into splade_model (fp32 host memory).
  * F32 tensors are used in place inside the read-only mapping; F16/BF16 are converted. */
 #include "common/fail.h"
+#include "common/phase.h"
 #include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/model.h"
@@ -424,7 +425,9 @@ int splade_model_load(const char *dir, splade_model **out)
         return splade_fail(SPLADE_ERR_NOMEM, "model %s", dir);
     }
     m->storage_ = ms;
+    const double t0 = splade_phase_now();
     int rc = load_all(m, dir, ms);
+    splade_phase_since(SPLADE_PH_MODEL_LOAD, t0);
     if (rc) {
         splade_model_free(m);
         return rc;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/fail.h"
+#include "common/phase.h"
 #include "common/log.h"
 #include "index/progress.h"
 #include "splade.h"
@@ -39,6 +40,7 @@ static int chunk_flush(chunk *c, splade_index_builder *b, splade_encoder *enc)
     int truncated = 0, rc = v ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "vectors");
     if (rc == 0 && c->n)
         rc = splade_encoder_encode(enc, (const char *const *)c->texts, c->lens, c->n, v, &truncated);
+    const double t0 = splade_phase_now();
     for (int i = 0; i < c->n; i++) {
         if (rc == 0)
             rc = splade_builder_set_vector(b, c->docs[i], v[i].terms, v[i].weights, v[i].n);
@@ -46,6 +48,7 @@ static int chunk_flush(chunk *c, splade_index_builder *b, splade_encoder *enc)
         free(c->texts[i]);
     }
     free(v);
+    splade_phase_since(SPLADE_PH_SET_VECTOR, t0);
     splade_builder_add_truncated(b, (uint32_t)truncated);
     c->n = 0;
     return rc;
@@ -104,15 +107,18 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
                           opts->progress ? splade_count_lines(path) : 0); /* a pass over the file */
     splade_doc d;
     uint32_t encoded = 0;
+    double t0 = splade_phase_now();
     while (rc == 0 && (rc = next_doc(r, &d, opts)) == 1) {
         uint32_t doc;
         rc = splade_builder_add_doc(b, path, d.id, d.title, d.body, d.line, &doc);
         if (rc == 0)
             rc = chunk_add(&c, &d, doc);
+        t0 = splade_phase_since(SPLADE_PH_READ, t0);
         if (rc == 0 && c.n == c.cap && (rc = cancelled(opts, encoded, path)) == 0) {
             encoded += (uint32_t)c.n;
             rc = chunk_flush(&c, b, enc);
             splade_progress_update(&pb, encoded);
+            t0 = splade_phase_now();
         }
     }
     if (rc == 0 && c.n)
