@@ -12,6 +12,7 @@
 #include "common/phase.h"
 #include "common/log.h"
 #include "encoder/backend.h"
+#include "encoder/encoder_tokenize.h"
 #include "splade.h"
 #include "splade/encoder.h"
 
@@ -679,13 +680,11 @@ static int tokenize_all(const splade_encoder *e, const char *const *texts, const
     return SPLADE_OK;
 }
 
-int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
-                          splade_sparse *out, int *n_truncated)
+int splade_encoder_tokenize_texts(const splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                                  int32_t **ids_out, int32_t **offsets_out, int *n_truncated)
 {
-    if (!e || (!texts && n) || !out || n < 0)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode: bad arguments");
-    if (n_truncated)
-        *n_truncated = 0;
+    *ids_out = *offsets_out = NULL;
+    *n_truncated = 0;
     const size_t cap = (size_t)e->o.max_length + 1;
     int32_t *ids = malloc(cap * (size_t)(n ? n : 1) * sizeof *ids);
     int32_t *offsets = malloc((size_t)(n + 1) * sizeof *offsets);
@@ -701,10 +700,29 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
     if (rc) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", splade_error_detail());
-        rc = splade_fail(rc, "tokenizing text %d: %s", bad, detail);
-    } else {
-        rc = splade_encoder_encode_ids(e, ids, offsets, n, out);
+        free(ids);
+        free(offsets);
+        return splade_fail(rc, "tokenizing text %d: %s", bad, detail);
     }
+    *ids_out = ids;
+    *offsets_out = offsets;
+    *n_truncated = cut;
+    return SPLADE_OK;
+}
+
+int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                          splade_sparse *out, int *n_truncated)
+{
+    if (!e || (!texts && n) || !out || n < 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode: bad arguments");
+    if (n_truncated)
+        *n_truncated = 0;
+    int32_t *ids, *offsets;
+    int cut = 0;
+    int rc = splade_encoder_tokenize_texts(e, texts, lens, n, &ids, &offsets, &cut);
+    if (rc)
+        return rc;
+    rc = splade_encoder_encode_ids(e, ids, offsets, n, out);
     if (!rc && n_truncated)
         *n_truncated = cut;
     free(ids);
