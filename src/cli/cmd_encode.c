@@ -10,8 +10,8 @@
 #include "cli/cli_output.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/vector_writer.h"
 #include "common/fail.h"
-#include "common/phase.h"
 #include "splade.h"
 #include "splade/corpus.h"
 #include "splade/encoder.h"
@@ -87,87 +87,33 @@ static int parse(int argc, char **argv, encode_opts *o)
     return -1; /* go on */
 }
 
-static void put_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-/* The shortest of %.6g .. %.9g that strtof reads back to the same bits: parsing the output gives the
- * encoder's float32 exactly (%.9g always does), and most weights keep 6 or 7 digits. */
-static void put_weight(FILE *f, float w)
-{
-    char buf[32];
-    for (int digits = 6; digits <= 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)w);
-        float back = strtof(buf, NULL);
-        if (memcmp(&back, &w, sizeof w) == 0)
-            break;
-    }
-    fputs(buf, f);
-}
-
-static void print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
-{
-    fputs("{\"id\": ", f);
-    put_json_string(f, id);
-    fputs(", \"vector\": {", f);
-    for (int32_t i = 0; i < v->n; i++) {
-        const char *tok = splade_tokenizer_token(t, v->terms[i]);
-        char unk[32];
-        if (!tok) { /* rows past vocab.txt (padded embeddings): keep them addressable */
-            snprintf(unk, sizeof unk, "[unused_id_%d]", (int)v->terms[i]);
-            tok = unk;
-        }
-        fputs(i ? ", " : "", f);
-        put_json_string(f, tok);
-        fputs(": ", f);
-        put_weight(f, v->weights[i]);
-    }
-    fputs("}}\n", f);
-}
-
 /* Encodes texts[0..n) (CHUNK at a time, as many as TEXT arguments there are or one chunk of --input)
- * and prints them with their ids, in order. */
-static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, char **texts, int n,
-                        long *truncated)
+ * and hands the vectors with their ids to the writer, which prints them in order while the next
+ * chunk encodes. ids[0..n) become the writer's (freed here when the encoding fails). */
+static int encode_chunk(splade_encoder *e, vector_writer *w, char **ids, char **texts, int n, long *truncated)
 {
     splade_sparse *vec = calloc((size_t)(n ? n : 1), sizeof *vec);
-    if (!vec)
-        return splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
     int cut = 0;
-    int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
-    const double t0 = splade_cli_now();
-    for (int i = 0; i < n; i++) {
-        if (!rc)
-            print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
-        splade_sparse_free(&vec[i]);
+    int rc = vec ? splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut)
+                 : splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
+    if (!rc) {
+        rc = vector_writer_put(w, ids, vec, n);
+    } else {
+        for (int i = 0; i < n; i++)
+            free(ids[i]);
     }
     free(vec);
-    splade_phase_add(SPLADE_PH_OUTPUT, splade_cli_now() - t0);
-    if (!rc) /* stop at a full disk instead of encoding the rest for nobody */
-        rc = splade_cli_check_stdout();
     *truncated += cut;
     return rc;
 }
 
-static void free_chunk(char **ids, char **texts, int n)
+static void free_texts(char **texts, int n)
 {
-    for (int i = 0; i < n; i++) {
-        free(ids[i]);
+    for (int i = 0; i < n; i++)
         free(texts[i]);
-    }
 }
 
-static int encode_file(splade_encoder *e, const splade_model *m, const char *path, long *total, long *truncated)
+static int encode_file(splade_encoder *e, vector_writer *w, const char *path, long *total, long *truncated)
 {
     splade_corpus_reader *r;
     int rc = splade_corpus_open(path, &r);
@@ -188,15 +134,17 @@ static int encode_file(splade_encoder *e, const splade_model *m, const char *pat
             rc = got; /* detail reads PATH:LINE: reason */
         }
         if (!rc && n && (n == CHUNK || got == 0)) {
-            rc = encode_chunk(e, m, ids, texts, n, truncated);
+            rc = encode_chunk(e, w, ids, texts, n, truncated);
             *total += n;
-            free_chunk(ids, texts, n);
+            free_texts(texts, n);
             n = 0;
         }
         if (got == 0)
             break;
     }
-    free_chunk(ids, texts, n);
+    for (int i = 0; i < n; i++)
+        free(ids[i]);
+    free_texts(texts, n);
     splade_corpus_close(r);
     return rc;
 }
@@ -216,20 +164,22 @@ static int run(const encode_opts *o, splade_model *m)
     if (rc)
         return fail(rc);
     long total = 0, truncated = 0;
-    if (o->input) {
-        rc = encode_file(e, m, o->input, &total, &truncated);
-    } else {
+    vector_writer *w = NULL;
+    rc = vector_writer_open(stdout, splade_model_tokenizer(m), o->eo.threads, &w);
+    if (rc == 0 && o->input) {
+        rc = encode_file(e, w, o->input, &total, &truncated);
+    } else if (rc == 0) {
         char **ids = calloc((size_t)o->n_texts, sizeof *ids);
         for (int i = 0; ids && i < o->n_texts; i++)
             if (asprintf(&ids[i], "%d", i) < 0)
                 ids[i] = NULL;
-        rc = ids ? encode_chunk(e, m, ids, o->texts, o->n_texts, &truncated)
+        rc = ids ? encode_chunk(e, w, ids, o->texts, o->n_texts, &truncated)
                  : splade_fail(SPLADE_ERR_NOMEM, "ids");
-        for (int i = 0; ids && i < o->n_texts; i++)
-            free(ids[i]);
         free(ids);
         total = o->n_texts;
     }
+    int wrc = vector_writer_close(w); /* everything handed over is written, even after a later error */
+    rc = rc ? rc : wrc;
     if (!rc && !o->eo.quiet && truncated)
         fprintf(stderr, "splade-index encode: %ld of %ld texts truncated at %d tokens\n", truncated, total,
                 (int)splade_encoder_max_length(e));
