@@ -195,9 +195,12 @@ int cmd_encode(int argc, char **argv)
         return st;
     char dir[4096];
     splade_model *m;
+    /* the GPU code loads and the CUDA context starts while the model loads */
+    splade_gpu_warmup *wu = splade_encoder_warm_start(&o.eo);
     int rc = splade_model_resolve(o.model, splade_cli_model_paths(), dir, sizeof dir);
     if (!rc)
         rc = splade_model_load(dir, &m);
+    splade_encoder_warm_finish(wu);
     if (rc)
         return fail(rc);
     st = run(&o, m);

@@ -832,6 +832,58 @@ void splade_encoder_free(splade_encoder *e)
     free(e);
 }
 
+struct splade_gpu_warmup {
+    pthread_t th;
+    int32_t devices[SPLADE_MAX_DEVICES];
+    int n; /* devices to warm; SPLADE_DEVICES_ALL: every visible one */
+};
+
+/* The warm-up thread: loads the GPU code (the probe's first call) and creates each context. Errors
+ * are left for splade_encoder_create to find and report. */
+static void *warm_up(void *arg)
+{
+    splade_gpu_warmup *w = arg;
+    char name[256];
+    const double t0 = splade_phase_now();
+    const int usable = splade_gpu_probe(name, sizeof name);
+    const double t1 = splade_phase_since(SPLADE_PH_GPU_OPEN, t0);
+    int n = w->n == SPLADE_DEVICES_ALL ? splade_gpu_device_count() : w->n;
+    for (int i = 0; usable && i < (n < SPLADE_MAX_DEVICES ? n : SPLADE_MAX_DEVICES); i++)
+        splade_gpu_warm_context(w->n == SPLADE_DEVICES_ALL ? i : w->devices[i]);
+    splade_phase_since(SPLADE_PH_GPU_CONTEXT, t1);
+    return NULL;
+}
+
+splade_gpu_warmup *splade_encoder_warm_start(const splade_encoder_opts *opts)
+{
+    if (!opts || opts->device == SPLADE_DEVICE_CPU)
+        return NULL;
+    splade_gpu_warmup *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL; /* only an optimisation: create does the work itself */
+    w->n = opts->n_devices;
+    if (w->n == 0) { /* the current device */
+        w->n = 1;
+        w->devices[0] = -1;
+    } else if (w->n > 0) {
+        w->n = w->n > SPLADE_MAX_DEVICES ? SPLADE_MAX_DEVICES : w->n;
+        memcpy(w->devices, opts->devices, (size_t)w->n * sizeof *w->devices);
+    }
+    if (pthread_create(&w->th, NULL, warm_up, w)) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void splade_encoder_warm_finish(splade_gpu_warmup *w)
+{
+    if (!w)
+        return;
+    pthread_join(w->th, NULL);
+    free(w);
+}
+
 void splade_encoder_opts_init(splade_encoder_opts *o)
 {
     *o = (splade_encoder_opts){.device = SPLADE_DEVICE_AUTO, .lmhead = SPLADE_LMHEAD_FUSED,
