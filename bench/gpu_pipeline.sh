@@ -53,7 +53,8 @@ timed() { # label, then the command; stderr kept (the timings line), stdout to $
     LD_LIBRARY_PATH=${SPLADE_LD:-${LD_LIBRARY_PATH:-}} SPLADE_TIMINGS=1 SOURCE_DATE_EPOCH=1700000000 "$@" >"$W/stdout" 2>"$W/stderr"; rc=$?
     t1=$(now)
     echo "$label: $(dt "$t0" "$t1") s (rc $rc)" >>"$LOG"
-    grep -E 'timings|indexed|index:|encoding on|error|FAILED' "$W/stderr" | sed 's/^/    /' >>"$LOG"
+    { grep -E 'timings|encoding on|error|FAILED' "$W/stderr"; grep -E '^(indexed|index:)' "$W/stdout"; } |
+        sed 's/^/    /' >>"$LOG"
     [ $rc = 0 ] || tail -5 "$W/stderr" >>"$LOG"
     LAST=$(dt "$t0" "$t1")
 }

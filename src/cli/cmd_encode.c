@@ -10,6 +10,7 @@
 #include "cli/cli_output.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/corpus_prefetch.h"
 #include "cli/vector_writer.h"
 #include "common/fail.h"
 #include "splade.h"
@@ -113,39 +114,21 @@ static void free_texts(char **texts, int n)
         free(texts[i]);
 }
 
+/* --input: chunks read a chunk ahead on the prefetch thread, encoded here, written by the writer. */
 static int encode_file(splade_encoder *e, vector_writer *w, const char *path, long *total, long *truncated)
 {
-    splade_corpus_reader *r;
-    int rc = splade_corpus_open(path, &r);
-    if (rc)
-        return rc;
+    corpus_prefetch *p;
+    int rc = corpus_prefetch_open(path, CHUNK, &p);
     char *ids[CHUNK], *texts[CHUNK];
-    int n = 0;
-    splade_doc d;
-    while (rc == SPLADE_OK) {
-        int got = splade_corpus_next(r, &d);
-        if (got == 1) {
-            ids[n] = strdup(d.id);
-            texts[n] = strdup(d.text);
-            n++;
-            if (!ids[n - 1] || !texts[n - 1])
-                rc = splade_fail(SPLADE_ERR_NOMEM, "%s:%ld: copying the record", path, d.line);
-        } else if (got < 0) {
-            rc = got; /* detail reads PATH:LINE: reason */
-        }
-        if (!rc && n && (n == CHUNK || got == 0)) {
+    for (int n = 0, more = 1; !rc && more;) {
+        rc = corpus_prefetch_next(p, ids, texts, &n, &more); /* an error: detail reads PATH:LINE: reason */
+        if (!rc && n) {
             rc = encode_chunk(e, w, ids, texts, n, truncated);
             *total += n;
             free_texts(texts, n);
-            n = 0;
         }
-        if (got == 0)
-            break;
     }
-    for (int i = 0; i < n; i++)
-        free(ids[i]);
-    free_texts(texts, n);
-    splade_corpus_close(r);
+    corpus_prefetch_close(p);
     return rc;
 }
 
