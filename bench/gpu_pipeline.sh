@@ -9,9 +9,11 @@
 # the -dev libraries (SPLADE_LD: the LD_LIBRARY_PATH of our binaries, e.g. the sysroot's libraries):
 #   BINS="base=DIR1 new=DIR2" TOK=DIR_WITH_vocab.txt+tokenizer_config.json CORPUS=corpus.jsonl \
 #     PEER=encode_peers.py OUT=... sh bench/gpu_pipeline.sh
-# Knobs: R (copies of the corpus, 20), R_SMALL (4: the encode/--vectors rows), ROUNDS (2), MODEL (a model
-# folder; made with `encode_peers.py make` when absent), SKIP_PEER=1, PEER_TIMEOUT (s, 240), BATCH (peer, 128),
-# BUILD_ARGS (extra `build` options), SKIP_ENCODE=1, DEVICE (cuda; cpu for a smoke test here).
+# Knobs: R (copies of the corpus, 20), R_SMALL (4: the encode row and the identity check), ROUNDS (2),
+# ENCODE_ROUNDS (rounds with the encode xR_SMALL row; default all), MODEL (a model folder; made with
+# `encode_peers.py make` when absent), SKIP_PEER=1, PEER_TIMEOUT (s, 240), BATCH (peer, 128), BUILD_ARGS
+# (extra `build` options), SKIP_ENCODE=1, DEVICE (cuda; cpu for a smoke test here). Index identity is
+# checked on xR_SMALL with SPLADE_GPU_GEMM_TUNE=0 (a timed GEMM choice may differ between any two runs).
 # Prints Markdown tables; writes pipeline.txt (and peer.log) into $OUT.
 set -u
 OUT=${OUT:-/tmp/splade-pipeline-out}
@@ -68,13 +70,26 @@ for round in $(seq 1 "$ROUNDS"); do
         [ "$round" = 1 ] && cp "$W/stderr" "$OUT/build-$name.stderr" 2>/dev/null
         timed "round $round $name encode 1 text" "$bin" encode --model "$MODEL" --device "${DEVICE:-cuda}" "hello world"
         echo "| $name | encode 1 text (start-up) | 1 | $LAST | - |" >>"$W/rows"
-        [ "${SKIP_ENCODE:-0}" = 1 ] && continue
+        [ "${SKIP_ENCODE:-0}" = 1 ] || [ "$round" -gt "${ENCODE_ROUNDS:-$ROUNDS}" ] && continue
         timed "round $round $name encode x$R_SMALL" "$bin" encode --model "$MODEL" --device "${DEVICE:-cuda}" --input "$CS"
         mv "$W/stdout" "$W/vec-$name.jsonl"
         echo "| $name | encode x$R_SMALL (JSONL) | $NDS | $LAST | $(awk -v n="$NDS" -v s="$LAST" 'BEGIN { printf "%.0f", n / s }') |" >>"$W/rows"
     done
 done
-# identity: index bytes and JSONL of every build against the first
+# identity with GEMM tuning off (a timed algorithm choice can differ between any two runs): the x$R_SMALL
+# index of every build against the first's
+for spec in $BINS; do
+    name=${spec%%=*}; bin=${spec#*=}/splade-index
+    SPLADE_GPU_GEMM_TUNE=0 timed "$name build x$R_SMALL, tuning off" "$bin" build "$CS" -o "$W/ixt-$name" --model "$MODEL" --device "${DEVICE:-cuda}"
+done
+first=""
+for spec in $BINS; do
+    name=${spec%%=*}
+    if [ -z "$first" ]; then first=$name; continue; fi
+    same=yes; for f in "$W/ixt-$first"/*; do cmp -s "$f" "$W/ixt-$name/$(basename "$f")" || same=no; done
+    say "tuning off, x$R_SMALL: index of $name identical to $first's: $same"
+done
+# identity: index bytes and JSONL of every build against the first (tuning on: may differ by timing alone)
 first=""
 for spec in $BINS; do
     name=${spec%%=*}
