@@ -45,7 +45,7 @@ void splade_phase_report(const char *what)
     if (!splade_phase_on())
         return;
     char line[1024];
-    int n = snprintf(line, sizeof line, "timings (%s):", what);
+    int n = snprintf(line, sizeof line, "timings (%s):", what ? what : "");
     pthread_mutex_lock(&mu);
     for (int i = 0; i < SPLADE_PH_N && n > 0 && (size_t)n < sizeof line; i++)
         if (acc[i] > 0)
@@ -53,5 +53,6 @@ void splade_phase_report(const char *what)
     for (int i = 0; i < SPLADE_PH_N; i++)
         acc[i] = 0;
     pthread_mutex_unlock(&mu);
-    splade_log(SPLADE_LOG_INFO, "%s s", line);
+    if (what)
+        splade_log(SPLADE_LOG_INFO, "%s s", line);
 }

@@ -41,7 +41,8 @@ SPLADE_API void splade_phase_add(int ph, double seconds);
 /* Adds the time since t0 (splade_phase_now) to ph; returns now. */
 double splade_phase_since(int ph, double t0);
 
-/* One INFO log line with every non-zero phase ("timings: ..."), then clears them. */
+/* One INFO log line with every non-zero phase ("timings (what): ..."), then clears them; what NULL:
+ * cleared only. */
 void splade_phase_report(const char *what);
 
 #ifdef __cplusplus

@@ -826,7 +826,7 @@ void splade_encoder_free(splade_encoder *e)
 {
     if (!e)
         return;
-    splade_phase_report("encoder");
+    splade_phase_report(e->o.quiet ? NULL : "encoder"); /* quiet: cleared, not logged */
     free_slots(e);
     free(e->sl);
     free(e);
