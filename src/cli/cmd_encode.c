@@ -94,14 +94,23 @@ static int parse(int argc, char **argv, encode_opts *o)
 static int encode_chunk(splade_encoder *e, vector_writer *w, char **ids, char **texts, int n, long *truncated)
 {
     splade_sparse *vec = calloc((size_t)(n ? n : 1), sizeof *vec);
-    int cut = 0;
-    int rc = vec ? splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut)
-                 : splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
-    if (!rc) {
-        rc = vector_writer_put(w, ids, vec, n);
-    } else {
+    if (!vec) {
         for (int i = 0; i < n; i++)
             free(ids[i]);
+        return splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
+    }
+    int cut = 0;
+    int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
+    for (int s = 0; s < n; s += CHUNK) { /* in CHUNK pieces: TEXT arguments can be any number */
+        const int k = n - s < CHUNK ? n - s : CHUNK;
+        if (!rc) {
+            rc = vector_writer_put(w, ids + s, vec + s, k);
+        } else {
+            for (int i = s; i < s + k; i++) {
+                free(ids[i]);
+                splade_sparse_free(&vec[i]);
+            }
+        }
     }
     free(vec);
     *truncated += cut;

@@ -67,6 +67,9 @@ cmp -s "$T/t1.out" "$T/t4.out" || fail "output differs between 1 and 4 threads"
 [ $? -eq 1 ] || fail "late malformed line: exit status not 1"
 grep -q "late.jsonl:601" "$T/err" || fail "late malformed line not named: $(cat "$T/err")"
 head -512 "$T/t1.out" | cmp -s - "$T/late.out" || fail "a malformed line at 601: not the first 512 vectors ($(wc -l < "$T/late.out") lines)"
+# TEXT arguments beyond one chunk: handed to the writer in chunk-sized pieces, in order
+"$BIN" encode --model "$MODEL" --device cpu $(seq 1 600 | sed 's/^/w/') > "$T/args.out" 2> "$T/err" || fail "600 TEXTs: $(cat "$T/err")"
+[ "$(wc -l < "$T/args.out")" -eq 600 ] && tail -1 "$T/args.out" | grep -q '^{"id": "599", ' || fail "600 TEXTs: $(tail -1 "$T/args.out")"
 SPLADE_TIMINGS=1 "$BIN" encode --model "$MODEL" --device cpu --input "$T/many.jsonl" > /dev/null 2> "$T/err" || fail "timings"
 grep -q "^splade-index: timings (encoder): model_load [0-9.]* .*tokenize [0-9.]* .*output [0-9.]* s$" "$T/err" ||
     fail "SPLADE_TIMINGS=1: $(cat "$T/err")"
