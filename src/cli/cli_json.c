@@ -92,7 +92,7 @@ static int round_digits(const char *d9, int x, int n, char *out, size_t cap)
 /* The shortest of %.6g .. %.9g that strtof reads back to w: one printf for 9 digits, the shorter
  * forms rounded from them (round_digits), strtof to check each: the same text as calling printf for
  * each length, in less time. */
-static void format_weight(float w, char buf[32])
+void splade_cli_format_weight(float w, char buf[32])
 {
     char e[32];
     snprintf(e, sizeof e, "%.8e", (double)w);
@@ -138,7 +138,7 @@ void splade_cli_json_weight(FILE *f, float w)
     unsigned slot = (bits * 2654435761u) >> 22; /* top 10 bits of a multiplicative hash */
     if (!weight_cache[slot].used || weight_cache[slot].bits != bits) {
         char buf[32];
-        format_weight(w, buf);
+        splade_cli_format_weight(w, buf);
         weight_cache[slot].bits = bits;
         weight_cache[slot].used = 1;
         memcpy(weight_cache[slot].text, buf, strlen(buf) + 1); /* at most "-1.23456789e-45" */

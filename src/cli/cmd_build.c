@@ -129,10 +129,13 @@ static int build_from_corpus(const build_opts *o, const char *out_dir, splade_in
     int rc = splade_parse_devices(o->device, &eo);
     if (rc == 0)
         rc = splade_parse_precision(o->precision, &eo.precision);
+    /* the GPU code loads and the CUDA context starts while the model loads */
+    splade_gpu_warmup *wu = rc == 0 ? splade_encoder_warm_start(&eo) : NULL;
     if (rc == 0)
         rc = splade_model_resolve(o->model, splade_cli_model_paths(), dir, sizeof dir);
     if (rc == 0)
         rc = splade_model_load(dir, &m);
+    splade_encoder_warm_finish(wu);
     if (rc == 0)
         rc = splade_encoder_create(m, &eo, &enc);
     if (rc == 0)

@@ -8,9 +8,12 @@
 
 #include "cli/cli_env.h"
 #include "cli/cli_json.h"
+#include "cli/cli_output.h"
 #include "cli/cli_util.h"
 #include "cli/export_format.h"
 #include "cli/commands.h"
+#include "cli/corpus_prefetch.h"
+#include "cli/vector_writer.h"
 #include "common/fail.h"
 #include "splade.h"
 #include "splade/corpus.h"
@@ -119,6 +122,7 @@ static int parse(int argc, char **argv, encode_opts *o)
 }
 
 static const export_target *query_body; /* --queries --format: set by run() */
+static const splade_model *query_model; /* its model: an inference-free one has a query table */
 
 /* The engine's search body for one query: tokens and ids side by side (export_format.h). */
 static int print_query(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
@@ -143,94 +147,71 @@ static int print_query(FILE *f, const char *id, const splade_sparse *v, const sp
     return SPLADE_OK;
 }
 
-static int print_vector(FILE *f, const char *id, const splade_sparse *v, const splade_tokenizer *t)
-{
-    if (query_body)
-        return print_query(f, id, v, t);
-    fputs("{\"id\": ", f);
-    splade_cli_json_string(f, id);
-    fputs(", \"vector\": {", f);
-    for (int32_t i = 0; i < v->n; i++) {
-        const char *tok = splade_tokenizer_token(t, v->terms[i]);
-        char unk[32];
-        if (!tok) { /* rows past vocab.txt (padded embeddings): keep them addressable */
-            snprintf(unk, sizeof unk, "[unused_id_%d]", (int)v->terms[i]);
-            tok = unk;
-        }
-        fputs(i ? ", " : "", f);
-        splade_cli_json_string(f, tok);
-        fputs(": ", f);
-        splade_cli_json_weight(f, v->weights[i]);
-    }
-    fputs("}}\n", f);
-    return SPLADE_OK;
-}
-
 /* Encodes texts[0..n) (CHUNK at a time, as many as TEXT arguments there are or one chunk of --input)
- * and prints them with their ids, in order. */
-static int encode_chunk(splade_encoder *e, const splade_model *m, char **ids, char **texts, int n,
-                        long *truncated)
+ * and hands the vectors with their ids to the writer, which prints them in order while the next
+ * chunk encodes. ids[0..n) become the writer's (freed here when the encoding fails). */
+static int encode_chunk(splade_encoder *e, vector_writer *w, char **ids, char **texts, int n, long *truncated)
 {
     splade_sparse *vec = calloc((size_t)(n ? n : 1), sizeof *vec);
-    if (!vec)
+    if (!vec) {
+        for (int i = 0; i < n; i++)
+            free(ids[i]);
         return splade_fail(SPLADE_ERR_NOMEM, "encode: %d vectors", n);
+    }
     int cut = 0, rc = SPLADE_OK;
-    if (query_body && splade_model_has_query_table(m)) /* inference-free: what `query` sends, no forward pass */
+    if (query_body && splade_model_has_query_table(query_model)) /* inference-free: what `query` sends */
         for (int i = 0; i < n && rc == 0; i++)
-            rc = splade_model_query_vector(m, texts[i], strlen(texts[i]), splade_model_config(m)->max_position, &vec[i]);
+            rc = splade_model_query_vector(query_model, texts[i], strlen(texts[i]),
+                                           splade_model_config(query_model)->max_position, &vec[i]);
     else
         rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
-    for (int i = 0; i < n; i++) {
-        if (!rc)
-            rc = print_vector(stdout, ids[i], &vec[i], splade_model_tokenizer(m));
-        splade_sparse_free(&vec[i]);
+    if (query_body) { /* query bodies: few, printed here in order (the writer formats vectors JSONL) */
+        for (int i = 0; i < n; i++) {
+            if (!rc)
+                rc = print_query(stdout, ids[i], &vec[i], splade_model_tokenizer(query_model));
+            free(ids[i]);
+            splade_sparse_free(&vec[i]);
+        }
+        free(vec);
+        return rc ? rc : splade_cli_check_stdout();
+    }
+    for (int s = 0; s < n; s += CHUNK) { /* in CHUNK pieces: TEXT arguments can be any number */
+        const int k = n - s < CHUNK ? n - s : CHUNK;
+        if (!rc) {
+            rc = vector_writer_put(w, ids + s, vec + s, k);
+        } else {
+            for (int i = s; i < s + k; i++) {
+                free(ids[i]);
+                splade_sparse_free(&vec[i]);
+            }
+        }
     }
     free(vec);
-    if (!rc) /* stop at a full disk instead of encoding the rest for nobody */
-        rc = splade_cli_check_stdout();
     *truncated += cut;
     return rc;
 }
 
-static void free_chunk(char **ids, char **texts, int n)
+static void free_texts(char **texts, int n)
 {
-    for (int i = 0; i < n; i++) {
-        free(ids[i]);
+    for (int i = 0; i < n; i++)
         free(texts[i]);
-    }
 }
 
-static int encode_file(splade_encoder *e, const splade_model *m, const char *path, long *total, long *truncated)
+/* --input: chunks read a chunk ahead on the prefetch thread, encoded here, written by the writer. */
+static int encode_file(splade_encoder *e, vector_writer *w, const char *path, long *total, long *truncated)
 {
-    splade_corpus_reader *r;
-    int rc = splade_corpus_open(path, &r);
-    if (rc)
-        return rc;
+    corpus_prefetch *p;
+    int rc = corpus_prefetch_open(path, CHUNK, &p);
     char *ids[CHUNK], *texts[CHUNK];
-    int n = 0;
-    splade_doc d;
-    while (rc == SPLADE_OK) {
-        int got = splade_corpus_next(r, &d);
-        if (got == 1) {
-            ids[n] = strdup(d.id);
-            texts[n] = strdup(d.text);
-            n++;
-            if (!ids[n - 1] || !texts[n - 1])
-                rc = splade_fail(SPLADE_ERR_NOMEM, "%s:%ld: copying the record", path, d.line);
-        } else if (got < 0) {
-            rc = got; /* detail reads PATH:LINE: reason */
-        }
-        if (!rc && n && (n == CHUNK || got == 0)) {
-            rc = encode_chunk(e, m, ids, texts, n, truncated);
+    for (int n = 0, more = 1; !rc && more;) {
+        rc = corpus_prefetch_next(p, ids, texts, &n, &more); /* an error: detail reads PATH:LINE: reason */
+        if (!rc && n) {
+            rc = encode_chunk(e, w, ids, texts, n, truncated);
             *total += n;
-            free_chunk(ids, texts, n);
-            n = 0;
+            free_texts(texts, n);
         }
-        if (got == 0)
-            break;
     }
-    free_chunk(ids, texts, n);
-    splade_corpus_close(r);
+    corpus_prefetch_close(p);
     return rc;
 }
 
@@ -246,24 +227,27 @@ static int run(const encode_opts *o, splade_model *m)
     splade_encoder_opts eo = o->eo;
     eo.max_batch_tokens = splade_cli_max_batch_tokens();
     query_body = o->format ? &o->query : NULL;
+    query_model = m;
     int rc = splade_encoder_create(m, &eo, &e);
     if (rc)
         return fail(rc);
     long total = 0, truncated = 0;
-    if (o->input) {
-        rc = encode_file(e, m, o->input, &total, &truncated);
-    } else {
+    vector_writer *w = NULL;
+    rc = vector_writer_open(stdout, splade_model_tokenizer(m), o->eo.threads, &w);
+    if (rc == 0 && o->input) {
+        rc = encode_file(e, w, o->input, &total, &truncated);
+    } else if (rc == 0) {
         char **ids = calloc((size_t)o->n_texts, sizeof *ids);
         for (int i = 0; ids && i < o->n_texts; i++)
             if (asprintf(&ids[i], "%d", i) < 0)
                 ids[i] = NULL;
-        rc = ids ? encode_chunk(e, m, ids, o->texts, o->n_texts, &truncated)
+        rc = ids ? encode_chunk(e, w, ids, o->texts, o->n_texts, &truncated)
                  : splade_fail(SPLADE_ERR_NOMEM, "ids");
-        for (int i = 0; ids && i < o->n_texts; i++)
-            free(ids[i]);
         free(ids);
         total = o->n_texts;
     }
+    int wrc = vector_writer_close(w); /* everything handed over is written, even after a later error */
+    rc = rc ? rc : wrc;
     if (!rc && !o->eo.quiet && truncated)
         fprintf(stderr, "splade-index encode: %ld of %ld texts truncated at %d tokens\n", truncated, total,
                 (int)splade_encoder_max_length(e));
@@ -279,9 +263,12 @@ int cmd_encode(int argc, char **argv)
         return st;
     char dir[4096];
     splade_model *m;
+    /* the GPU code loads and the CUDA context starts while the model loads */
+    splade_gpu_warmup *wu = splade_encoder_warm_start(&o.eo);
     int rc = splade_model_resolve(o.model, splade_cli_model_paths(), dir, sizeof dir);
     if (!rc)
         rc = splade_model_load(dir, &m);
+    splade_encoder_warm_finish(wu);
     if (rc)
         return fail(rc);
     st = run(&o, m);

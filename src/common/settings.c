@@ -39,6 +39,7 @@ static void read_env(void)
     snprintf(s.lmhead_wgmma_tile, sizeof s.lmhead_wgmma_tile, "%s", tile ? tile : "");
     const int group = int_or("SPLADE_LMHEAD_GROUP", 0);
     s.lmhead_group = group > 0 ? group : 0;
+    s.timings = int_or("SPLADE_TIMINGS", 0) != 0;
     settings = s;
 }
 

@@ -25,6 +25,7 @@ typedef struct {
     int lmhead_tma;               /* SPLADE_LMHEAD_TMA=0: no TMA kernel (v7); default 1 */
     char lmhead_wgmma_tile[16];   /* SPLADE_LMHEAD_WGMMA_TILE: "128x256", "192x256", ...; "": the planner's */
     int lmhead_group;             /* SPLADE_LMHEAD_GROUP: raster group override; 0: the planner's */
+    int timings;                  /* SPLADE_TIMINGS=1: phase timers logged (src/common/phase.h) */
 } splade_settings;
 
 /* The settings, read from the environment on the first call (pthread_once); never NULL. */

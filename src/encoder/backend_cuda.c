@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/fail.h"
+#include "common/phase.h"
 #include "encoder/backend.h"
 #include "encoder/gpu_encoder.h"
 #include "splade.h"
@@ -17,7 +18,10 @@ typedef struct {
 
 static int cuda_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
 {
-    if (!splade_gpu_probe(name, n)) /* name now says why not */
+    const double t0 = splade_phase_now();
+    const int usable = splade_gpu_probe(name, n); /* loads libsplade-cuda.so on the first call */
+    splade_phase_since(SPLADE_PH_GPU_OPEN, t0);
+    if (!usable) /* name now says why not */
         return splade_fail(SPLADE_ERR_NO_GPU, "no usable GPU (%s)", name);
     cuda_state *s = calloc(1, sizeof *s);
     if (!s)

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "common/fail.h"
+#include "common/phase.h"
 #include "common/log.h"
 #include "encoder/backend.h"
+#include "encoder/encoder_tokenize.h"
 #include "splade.h"
 #include "splade/encoder.h"
 
@@ -324,8 +326,12 @@ static int forward(splade_encoder *e, slot *s, const int32_t *ids, const int32_t
     if (rc)
         return rc;
     rc = device_forward(e, s, ids, offsets, B, bo);
-    if (rc == SPLADE_OK)
-        return collect(e, bo, B, vecs);
+    if (rc == SPLADE_OK) {
+        const double t0 = splade_phase_now();
+        rc = collect(e, bo, B, vecs);
+        splade_phase_since(SPLADE_PH_COLLECT, t0);
+        return rc;
+    }
     if (rc == SPLADE_ERR_GPU_OOM && B > 1) {
         int32_t half = B / 2;
         rc = forward(e, s, ids, offsets, half, bo, vecs);
@@ -674,13 +680,11 @@ static int tokenize_all(const splade_encoder *e, const char *const *texts, const
     return SPLADE_OK;
 }
 
-int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
-                          splade_sparse *out, int *n_truncated)
+int splade_encoder_tokenize_texts(const splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                                  int32_t **ids_out, int32_t **offsets_out, int *n_truncated)
 {
-    if (!e || (!texts && n) || !out || n < 0)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode: bad arguments");
-    if (n_truncated)
-        *n_truncated = 0;
+    *ids_out = *offsets_out = NULL;
+    *n_truncated = 0;
     const size_t cap = (size_t)e->o.max_length + 1;
     int32_t *ids = malloc(cap * (size_t)(n ? n : 1) * sizeof *ids);
     int32_t *offsets = malloc((size_t)(n + 1) * sizeof *offsets);
@@ -690,14 +694,35 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
         return splade_fail(SPLADE_ERR_NOMEM, "encoder: ids of %d texts", n);
     }
     int cut = 0, bad = -1;
+    const double t0 = splade_phase_now();
     int rc = tokenize_all(e, texts, lens, n, ids, offsets, &cut, &bad);
+    splade_phase_since(SPLADE_PH_TOKENIZE, t0);
     if (rc) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", splade_error_detail());
-        rc = splade_fail(rc, "tokenizing text %d: %s", bad, detail);
-    } else {
-        rc = splade_encoder_encode_ids(e, ids, offsets, n, out);
+        free(ids);
+        free(offsets);
+        return splade_fail(rc, "tokenizing text %d: %s", bad, detail);
     }
+    *ids_out = ids;
+    *offsets_out = offsets;
+    *n_truncated = cut;
+    return SPLADE_OK;
+}
+
+int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
+                          splade_sparse *out, int *n_truncated)
+{
+    if (!e || (!texts && n) || !out || n < 0)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode: bad arguments");
+    if (n_truncated)
+        *n_truncated = 0;
+    int32_t *ids, *offsets;
+    int cut = 0;
+    int rc = splade_encoder_tokenize_texts(e, texts, lens, n, &ids, &offsets, &cut);
+    if (rc)
+        return rc;
+    rc = splade_encoder_encode_ids(e, ids, offsets, n, out);
     if (!rc && n_truncated)
         *n_truncated = cut;
     free(ids);
@@ -801,9 +826,62 @@ void splade_encoder_free(splade_encoder *e)
 {
     if (!e)
         return;
+    splade_phase_report(e->o.quiet ? NULL : "encoder"); /* quiet: cleared, not logged */
     free_slots(e);
     free(e->sl);
     free(e);
+}
+
+struct splade_gpu_warmup {
+    pthread_t th;
+    int32_t devices[SPLADE_MAX_DEVICES];
+    int n; /* devices to warm; SPLADE_DEVICES_ALL: every visible one */
+};
+
+/* The warm-up thread: loads the GPU code (the probe's first call) and creates each context. Errors
+ * are left for splade_encoder_create to find and report. */
+static void *warm_up(void *arg)
+{
+    splade_gpu_warmup *w = arg;
+    char name[256];
+    const double t0 = splade_phase_now();
+    const int usable = splade_gpu_probe(name, sizeof name);
+    const double t1 = splade_phase_since(SPLADE_PH_GPU_OPEN, t0);
+    int n = w->n == SPLADE_DEVICES_ALL ? splade_gpu_device_count() : w->n;
+    for (int i = 0; usable && i < (n < SPLADE_MAX_DEVICES ? n : SPLADE_MAX_DEVICES); i++)
+        splade_gpu_warm_context(w->n == SPLADE_DEVICES_ALL ? i : w->devices[i]);
+    splade_phase_since(SPLADE_PH_GPU_CONTEXT, t1);
+    return NULL;
+}
+
+splade_gpu_warmup *splade_encoder_warm_start(const splade_encoder_opts *opts)
+{
+    if (!opts || opts->device == SPLADE_DEVICE_CPU)
+        return NULL;
+    splade_gpu_warmup *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL; /* only an optimisation: create does the work itself */
+    w->n = opts->n_devices;
+    if (w->n == 0) { /* the current device */
+        w->n = 1;
+        w->devices[0] = -1;
+    } else if (w->n > 0) {
+        w->n = w->n > SPLADE_MAX_DEVICES ? SPLADE_MAX_DEVICES : w->n;
+        memcpy(w->devices, opts->devices, (size_t)w->n * sizeof *w->devices);
+    }
+    if (pthread_create(&w->th, NULL, warm_up, w)) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void splade_encoder_warm_finish(splade_gpu_warmup *w)
+{
+    if (!w)
+        return;
+    pthread_join(w->th, NULL);
+    free(w);
 }
 
 void splade_encoder_opts_init(splade_encoder_opts *o)

@@ -37,6 +37,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <time.h>
+
 #include <climits>
 #include <cstring>
 #include <new>
@@ -44,6 +46,7 @@
 #include <vector>
 
 #include "common/fail.h"
+#include "common/phase.h"
 #include "common/settings.h"
 #include "encoder/gpu_encoder.h"
 #include "encoder/gpu_encoder_internal.h"
@@ -99,6 +102,22 @@ int prof_collect(splade_gpu_encoder *g)
 }  // namespace splade_gpu_enc
 
 namespace {
+
+/* Host wall clock for the phase timers (src/common/phase.h); splade_phase_add is a no-op unless
+ * SPLADE_TIMINGS=1. */
+double wall_now()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double phase(int ph, double t0)
+{
+    const double now = wall_now();
+    splade_phase_add(ph, now - t0);
+    return now;
+}
 
 /* ---- workspaces --------------------------------------------------------------------------- */
 
@@ -352,8 +371,10 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
                            g->V);
     g->ev_n = 0;
     Batch bt;
+    double t0 = wall_now();
     TRY(upload_batch(g, ids, offsets, B, &bt));
     TRY(ensure_acts(g, bt.T));
+    t0 = phase(SPLADE_PH_GPU_H2D, t0);
     /* 0x7F7F = 3.4e38 in every bf16: a kernel reading what no stage wrote then fails the tests
      * (NaN would not do: relu and fmaxf eat it) */
     if (g->poison)
@@ -391,6 +412,7 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         else
             TRY(splade_lmhead_gpu(g->head, &a, g->head_ws, g->head_ws_bytes, g->cublas, g->stream));
         TRY(prof_end(g));
+        t0 = phase(SPLADE_PH_GPU_LAUNCH, t0);
         if (out_dense) {
             TRY(prof_begin(g, SPLADE_GPU_PROF_COPY));
             CUDA_TRY(cudaMemcpyAsync(out_dense, g->out_d, (size_t)B * g->V * sizeof(float), cudaMemcpyDeviceToHost,
@@ -404,6 +426,7 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         }
     }
     CUDA_TRY(cudaStreamSynchronize(g->stream));
+    phase(SPLADE_PH_GPU_WAIT, t0);
     TRY(prof_collect(g));
     return SPLADE_OK;
 }
@@ -441,6 +464,7 @@ extern "C" int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead
     if (precision != SPLADE_PRECISION_BF16 && precision != SPLADE_PRECISION_FP32)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder create: precision %d (bf16 or fp32)", (int)precision);
     TRY(check_config(m));
+    double t0 = wall_now();
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         (void)cudaGetLastError();
@@ -483,6 +507,8 @@ extern "C" int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead
     g->ffn_chunk = knob->gpu_ffn_chunk;  // default 0, one slice: measured 1-3% faster than L2-sized slices
                                          // (docs/GPU_ENCODER.md)
     int rc = [&]() -> int {
+        CUDA_TRY(cudaFree(nullptr));  // the context now, so that the phases below time their own work
+        t0 = phase(SPLADE_PH_GPU_CONTEXT, t0);
         CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
         CUBLAS_TRY(cublasLtCreate(&g->lt));
         CUBLAS_TRY(cublasCreate(&g->cublas));
@@ -494,9 +520,11 @@ extern "C" int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead
         CUDA_TRY(cudaMalloc(&g->lt_ws, kLtWorkspace));
         if (g->fp32)
             TRY(pick_fp32_compute(g));
+        t0 = phase(SPLADE_PH_GPU_HANDLES, t0);
         TRY(upload_model(g, m));
         CUDA_TRY(cudaEventCreate(&g->tune_ev[0]));
         CUDA_TRY(cudaEventCreate(&g->tune_ev[1]));
+        phase(SPLADE_PH_GPU_WEIGHTS, t0);
         return SPLADE_OK;
     }();
     if (rc != SPLADE_OK) {

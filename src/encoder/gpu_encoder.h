@@ -39,6 +39,10 @@ SPLADE_GPU_ENTRY int splade_gpu_encoder_create_on(const splade_model *m, splade_
                                                   splade_precision precision, int device, int tune,
                                                   splade_gpu_encoder **out);
 
+/* Creates (or retains) the primary CUDA context of `device` (< 0: device 0) from the calling thread:
+ * the start-up work a later create_on then finds done. 0, or SPLADE_ERR_NO_GPU. */
+SPLADE_GPU_ENTRY int splade_gpu_warm_context(int device);
+
 /* How many CUDA devices are visible (0 when none, or no driver). */
 SPLADE_GPU_ENTRY int splade_gpu_device_count(void);
 

@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common/fail.h"
@@ -33,20 +34,32 @@ struct Carve {
     }
 };
 
-/* fp32 host -> bf16 device, through a host staging buffer; src == NULL writes zeros. */
-int upload_bf16(bf16 *dst, const float *const *srcs, const size_t *lens, int nsrc, std::vector<bf16> &stage)
+__global__ void to_bf16_kernel(const float *__restrict__ src, bf16 *__restrict__ dst, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = __float2bfloat16_rn(src[i]);
+}
+
+/* fp32 host -> bf16 device: the fp32 values go up into a device staging buffer and a kernel rounds
+ * them (round to nearest even, as the host's __float2bfloat16_rn did): converting bert-base's 110 M
+ * weights on one CPU thread was most of the upload's 0.25-0.33 s (bench/results/gpu-pipeline-2026-11-25.md).
+ * src == NULL writes zeros. stage holds at least the group's elements. */
+int upload_bf16(bf16 *dst, const float *const *srcs, const size_t *lens, int nsrc, float *stage, cudaStream_t st)
 {
     size_t n = 0;
-    for (int i = 0; i < nsrc; i++)
-        n += lens[i];
-    stage.resize(n);
-    size_t k = 0;
     for (int i = 0; i < nsrc; i++) {
-        for (size_t j = 0; j < lens[i]; j++)
-            stage[k + j] = __float2bfloat16_rn(srcs[i] ? srcs[i][j] : 0.f);
-        k += lens[i];
+        if (srcs[i])
+            CUDA_TRY(cudaMemcpyAsync(stage + n, srcs[i], lens[i] * sizeof(float), cudaMemcpyHostToDevice, st));
+        else
+            CUDA_TRY(cudaMemsetAsync(stage + n, 0, lens[i] * sizeof(float), st));
+        n += lens[i];
     }
-    CUDA_TRY(cudaMemcpy(dst, stage.data(), n * sizeof(bf16), cudaMemcpyHostToDevice));
+    if (n) {
+        const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+        to_bf16_kernel<<<blocks, 256, 0, st>>>(stage, dst, n);
+        CUDA_TRY(cudaGetLastError());
+    }
+    /* the next group reuses stage: the copies above are stream-ordered after this kernel */
     return SPLADE_OK;
 }
 
@@ -63,10 +76,10 @@ int upload_f32(float *dst, const float *src, size_t n)
 /* A GEMM weight or bias in the encoder's storage type: bf16 (converted) or fp32 (as is); the
  * sources are concatenated, a NULL source writes zeros. */
 int upload_w(const splade_gpu_encoder *g, void *dst, const float *const *srcs, const size_t *lens, int nsrc,
-             std::vector<bf16> &stage)
+             float *stage)
 {
     if (!g->fp32)
-        return upload_bf16(static_cast<bf16 *>(dst), srcs, lens, nsrc, stage);
+        return upload_bf16(static_cast<bf16 *>(dst), srcs, lens, nsrc, stage, g->stream);
     float *d = static_cast<float *>(dst);
     for (int i = 0; i < nsrc; i++) {
         TRY(upload_f32(d, srcs[i], lens[i]));
@@ -75,7 +88,7 @@ int upload_w(const splade_gpu_encoder *g, void *dst, const float *const *srcs, c
     return SPLADE_OK;
 }
 
-int upload_one_w(const splade_gpu_encoder *g, void *dst, const float *src, size_t n, std::vector<bf16> &stage)
+int upload_one_w(const splade_gpu_encoder *g, void *dst, const float *src, size_t n, float *stage)
 {
     return upload_w(g, dst, &src, &n, 1, stage);
 }
@@ -148,63 +161,75 @@ int upload_model(splade_gpu_encoder *g, const splade_model *m)
     auto W = [&](size_t o) { return static_cast<void *>(base + o); };
     auto F32 = [&](size_t o) { return reinterpret_cast<float *>(base + o); };
 
-    std::vector<bf16> stage;
-    g->word = W(o_word);
-    TRY(upload_one_w(g, g->word, m->word_emb, V * H, stage));
-    g->pos = F32(o_pos);
-    TRY(upload_f32(g->pos, m->pos_emb, P * H));
-    g->type0 = F32(o_type);
-    TRY(upload_f32(g->type0, m->type_emb, H));  // token type 0 = row 0; NULL (DistilBERT): zeros
-    g->emb_g = F32(o_eg);
-    TRY(upload_f32(g->emb_g, m->emb_ln_g, H));
-    g->emb_b = F32(o_eb);
-    TRY(upload_f32(g->emb_b, m->emb_ln_b, H));
-    g->layers.resize(L);
-    for (size_t l = 0; l < L; l++) {
-        const splade_layer &y = m->layers[l];
-        LayerW &w = g->layers[l];
-        w.qkv_w = W(lo[l].qkv_w);
-        const float *ws[3] = {y.q_w, y.k_w, y.v_w};
-        const size_t wl[3] = {H * H, H * H, H * H};
-        TRY(upload_w(g, w.qkv_w, ws, wl, 3, stage));
-        w.qkv_b = W(lo[l].qkv_b);
-        const float *bs[3] = {y.q_b, y.k_b, y.v_b};
-        const size_t bl[3] = {H, H, H};
-        TRY(upload_w(g, w.qkv_b, bs, bl, 3, stage));
-        w.ao_w = W(lo[l].ao_w);
-        TRY(upload_one_w(g, w.ao_w, y.attn_out_w, H * H, stage));
-        w.ao_b = W(lo[l].ao_b);
-        TRY(upload_one_w(g, w.ao_b, y.attn_out_b, H, stage));
-        w.fi_w = W(lo[l].fi_w);
-        TRY(upload_one_w(g, w.fi_w, y.ffn_in_w, I * H, stage));
-        w.fi_b = W(lo[l].fi_b);
-        TRY(upload_one_w(g, w.fi_b, y.ffn_in_b, I, stage));
-        w.fo_w = W(lo[l].fo_w);
-        TRY(upload_one_w(g, w.fo_w, y.ffn_out_w, H * I, stage));
-        w.fo_b = W(lo[l].fo_b);
-        TRY(upload_one_w(g, w.fo_b, y.ffn_out_b, H, stage));
-        w.ln1_g = F32(lo[l].ln1_g);
-        TRY(upload_f32(w.ln1_g, y.ln1_g, H));
-        w.ln1_b = F32(lo[l].ln1_b);
-        TRY(upload_f32(w.ln1_b, y.ln1_b, H));
-        w.ln2_g = F32(lo[l].ln2_g);
-        TRY(upload_f32(w.ln2_g, y.ln2_g, H));
-        w.ln2_b = F32(lo[l].ln2_b);
-        TRY(upload_f32(w.ln2_b, y.ln2_b, H));
-    }
-    g->mlm_w = W(o_mw);
-    TRY(upload_one_w(g, g->mlm_w, m->mlm_dense_w, H * H, stage));
-    g->mlm_b = W(o_mb);
-    TRY(upload_one_w(g, g->mlm_b, m->mlm_dense_b, H, stage));
-    g->mlm_g = F32(o_mg);
-    TRY(upload_f32(g->mlm_g, m->mlm_ln_g, H));
-    g->mlm_beta = F32(o_mbeta);
-    TRY(upload_f32(g->mlm_beta, m->mlm_ln_b, H));
-    g->dec_b = F32(o_db);
-    TRY(upload_f32(g->dec_b, m->decoder_b, V));
-    g->dec_w = W(o_dw);
-    if (!tied)
-        TRY(upload_one_w(g, g->dec_w, m->decoder_w, V * H, stage));
+    /* bf16: a device fp32 staging buffer for the largest group converted at once (the embedding or
+     * an FFN matrix), freed once the upload is done */
+    float *stage = nullptr;
+    if (!g->fp32)
+        CUDA_TRY(cudaMalloc(&stage, std::max({V * H, 3 * H * H, I * H}) * sizeof(float)));
+    const int rc = [&]() -> int {
+        g->word = W(o_word);
+        TRY(upload_one_w(g, g->word, m->word_emb, V * H, stage));
+        g->pos = F32(o_pos);
+        TRY(upload_f32(g->pos, m->pos_emb, P * H));
+        g->type0 = F32(o_type);
+        TRY(upload_f32(g->type0, m->type_emb, H));  // token type 0 = row 0; NULL (DistilBERT): zeros
+        g->emb_g = F32(o_eg);
+        TRY(upload_f32(g->emb_g, m->emb_ln_g, H));
+        g->emb_b = F32(o_eb);
+        TRY(upload_f32(g->emb_b, m->emb_ln_b, H));
+        g->layers.resize(L);
+        for (size_t l = 0; l < L; l++) {
+            const splade_layer &y = m->layers[l];
+            LayerW &w = g->layers[l];
+            w.qkv_w = W(lo[l].qkv_w);
+            const float *ws[3] = {y.q_w, y.k_w, y.v_w};
+            const size_t wl[3] = {H * H, H * H, H * H};
+            TRY(upload_w(g, w.qkv_w, ws, wl, 3, stage));
+            w.qkv_b = W(lo[l].qkv_b);
+            const float *bs[3] = {y.q_b, y.k_b, y.v_b};
+            const size_t bl[3] = {H, H, H};
+            TRY(upload_w(g, w.qkv_b, bs, bl, 3, stage));
+            w.ao_w = W(lo[l].ao_w);
+            TRY(upload_one_w(g, w.ao_w, y.attn_out_w, H * H, stage));
+            w.ao_b = W(lo[l].ao_b);
+            TRY(upload_one_w(g, w.ao_b, y.attn_out_b, H, stage));
+            w.fi_w = W(lo[l].fi_w);
+            TRY(upload_one_w(g, w.fi_w, y.ffn_in_w, I * H, stage));
+            w.fi_b = W(lo[l].fi_b);
+            TRY(upload_one_w(g, w.fi_b, y.ffn_in_b, I, stage));
+            w.fo_w = W(lo[l].fo_w);
+            TRY(upload_one_w(g, w.fo_w, y.ffn_out_w, H * I, stage));
+            w.fo_b = W(lo[l].fo_b);
+            TRY(upload_one_w(g, w.fo_b, y.ffn_out_b, H, stage));
+            w.ln1_g = F32(lo[l].ln1_g);
+            TRY(upload_f32(w.ln1_g, y.ln1_g, H));
+            w.ln1_b = F32(lo[l].ln1_b);
+            TRY(upload_f32(w.ln1_b, y.ln1_b, H));
+            w.ln2_g = F32(lo[l].ln2_g);
+            TRY(upload_f32(w.ln2_g, y.ln2_g, H));
+            w.ln2_b = F32(lo[l].ln2_b);
+            TRY(upload_f32(w.ln2_b, y.ln2_b, H));
+        }
+        g->mlm_w = W(o_mw);
+        TRY(upload_one_w(g, g->mlm_w, m->mlm_dense_w, H * H, stage));
+        g->mlm_b = W(o_mb);
+        TRY(upload_one_w(g, g->mlm_b, m->mlm_dense_b, H, stage));
+        g->mlm_g = F32(o_mg);
+        TRY(upload_f32(g->mlm_g, m->mlm_ln_g, H));
+        g->mlm_beta = F32(o_mbeta);
+        TRY(upload_f32(g->mlm_beta, m->mlm_ln_b, H));
+        g->dec_b = F32(o_db);
+        TRY(upload_f32(g->dec_b, m->decoder_b, V));
+        g->dec_w = W(o_dw);
+        if (!tied)
+            TRY(upload_one_w(g, g->dec_w, m->decoder_w, V * H, stage));
+        return SPLADE_OK;
+    }();
+    /* the kernels read stage until the stream is done with them */
+    cudaError_t sync = cudaStreamSynchronize(g->stream);
+    cudaFree(stage);
+    TRY(rc);
+    CUDA_TRY(sync);
     return SPLADE_OK;
 }
 

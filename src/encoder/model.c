@@ -1,6 +1,8 @@
 /* Loading a Hugging Face BERT masked-LM folder into splade_model (fp32 host memory).
  * F32 tensors are used in place inside the read-only mapping; F16/BF16 are converted. */
 #include "common/fail.h"
+#include "common/cpu_team.h"
+#include "common/phase.h"
 #include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/model.h"
@@ -17,10 +19,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t fnv_words(uint64_t h, const uint8_t *p, size_t n);
+
 typedef struct {
     st_file st;
     float **owned;  /* converted tensors */
     int n_owned;
+    uint64_t file_hash; /* FNV-1a of model.safetensors (the fingerprint's first part), hashed while loading */
 } model_storage;
 
 typedef struct {
@@ -165,9 +173,12 @@ static int check_tensor(const st_file *st, const st_tensor *t, const tensor_spec
     return SPLADE_OK;
 }
 
-static int bind_tensor(model_storage *ms, const st_tensor *t, float **dst)
+/* Points *dst at t's data in the mapping (aligned F32) or at a new buffer that load_parallel fills;
+ * *convert says which. */
+static int bind_tensor(model_storage *ms, const st_tensor *t, float **dst, int *convert)
 {
     size_t n = t->nbytes / (t->dtype == ST_F32 ? 4 : 2);
+    *convert = 0;
     if (t->dtype == ST_F32 && ((uintptr_t)t->data & 3) == 0) {
         *dst = (float *)(uintptr_t)t->data; /* read-only mapping; nothing writes weights */
         return SPLADE_OK;
@@ -175,9 +186,9 @@ static int bind_tensor(model_storage *ms, const st_tensor *t, float **dst)
     float *buf = malloc((n ? n : 1) * sizeof *buf);
     if (!buf)
         return splade_fail(SPLADE_ERR_NOMEM, "%s: tensor '%s'", ms->st.path, t->name);
-    st_to_f32(t, buf, n);
     ms->owned[ms->n_owned++] = buf;
     *dst = buf;
+    *convert = 1;
     return SPLADE_OK;
 }
 
@@ -194,17 +205,6 @@ size_t splade_first_nonfinite(const float *x, size_t n)
                 return j;
     }
     return n;
-}
-
-/* A NaN or Inf weight would make every output of the forward NaN, which relu and the max
- * pooling turn into silently empty vectors (on the GPU too), so it is refused at load. */
-static int check_finite(const st_file *st, const st_tensor *t, const float *x, const tensor_spec *s)
-{
-    size_t n = (size_t)s->rows * (size_t)(s->cols ? s->cols : 1), bad = splade_first_nonfinite(x, n);
-    if (bad == n)
-        return SPLADE_OK;
-    return splade_fail(SPLADE_ERR_MODEL, "%s: tensor '%s' holds a non-finite value (%s) at element %zu",
-                       st->path, t->name, isnan(x[bad]) ? "NaN" : "Inf", bad);
 }
 
 /* Tensors Hugging Face checkpoints carry that the SPLADE forward does not use (README, "Model"):
@@ -250,37 +250,137 @@ static int check_unused(const st_file *st, const uint8_t *used)
                        "this checkpoint (num_hidden_layers?)", st->path, count, count > 1 ? "s" : "", first->name);
 }
 
-static int load_one(model_storage *ms, const char *prefix, const tensor_spec *s, uint8_t *used)
+/* One tensor to convert (F16/BF16, unaligned F32) and/or check for non-finite values. */
+typedef struct {
+    const st_tensor *t;
+    const tensor_spec *s;
+    float *dst;
+    size_t n;
+    int convert;
+} load_item;
+
+/* A slice [lo, hi) of an item: converted, then its first non-finite element (bad; hi: none). A NaN
+ * or Inf weight would make every output of the forward NaN, which relu and the max pooling turn into
+ * silently empty vectors (on the GPU too), so it is refused at load. */
+typedef struct {
+    const load_item *it;
+    size_t lo, hi, bad;
+} load_piece;
+
+typedef struct {
+    load_piece *pc;
+    int n_pc, next;
+    model_storage *ms;
+} load_work;
+
+enum { PIECE = 1 << 20 };
+
+static void load_piece_run(load_piece *p)
 {
-    const st_tensor *t = find_tensor(&ms->st, s->body ? prefix : "", s->name);
-    if (!t)
-        return s->optional ? SPLADE_OK
-                           : splade_fail(SPLADE_ERR_MODEL, "%s: missing tensor '%s%s'", ms->st.path,
-                                         s->body ? prefix : "", s->name);
-    used[t - ms->st.t] = 1;
-    int rc = check_tensor(&ms->st, t, s);
-    if (!rc)
-        rc = bind_tensor(ms, t, s->dst);
-    return rc ? rc : check_finite(&ms->st, t, *s->dst, s);
+    const load_item *it = p->it;
+    float *dst = it->dst + p->lo;
+    if (it->convert) {
+        st_tensor part = *it->t;
+        part.data += p->lo * (it->t->dtype == ST_F32 ? 4 : 2);
+        st_to_f32(&part, dst, p->hi - p->lo);
+    }
+    p->bad = p->lo + splade_first_nonfinite(dst, p->hi - p->lo);
 }
 
+/* Task 0 hashes the file (the fingerprint, a serial chain), the others convert and check slices:
+ * a 440 MB bert-base checkpoint took 0.6 s on one thread (bench/results/gpu-pipeline-2026-11-25.md). */
+static int load_worker(void *ctx, int tid, splade_team *team)
+{
+    (void)tid, (void)team;
+    load_work *w = ctx;
+    for (int k; (k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) <= w->n_pc;) {
+        if (k == 0)
+            w->ms->file_hash = fnv_words(FNV_OFFSET, w->ms->st.map, w->ms->st.size);
+        else
+            load_piece_run(&w->pc[k - 1]);
+    }
+    return SPLADE_OK;
+}
+
+static int load_threads(void)
+{
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c < 1 ? 1 : c > 16 ? 16 : (int)c;
+}
+
+/* Converts and checks items[0 .. n) on a team of threads while the file is hashed; then the first
+ * non-finite value in item order is the error, as a tensor-by-tensor load would report it. */
+static int load_parallel(model_storage *ms, const load_item *items, int n)
+{
+    int n_pc = 0;
+    for (int i = 0; i < n; i++)
+        n_pc += (int)((items[i].n + PIECE - 1) / PIECE);
+    load_piece *pc = malloc(((size_t)n_pc + 1) * sizeof *pc);
+    if (!pc)
+        return splade_fail(SPLADE_ERR_NOMEM, "tensor pieces");
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t lo = 0; lo < items[i].n; lo += PIECE)
+            pc[k++] = (load_piece){&items[i], lo, lo + PIECE < items[i].n ? lo + PIECE : items[i].n, 0};
+    load_work w = {pc, n_pc, 0, ms};
+    int rc = splade_team_run(load_threads(), load_worker, &w);
+    for (int p = 0; !rc && p < n_pc; p++)
+        if (pc[p].bad < pc[p].hi) {
+            const load_item *it = pc[p].it;
+            rc = splade_fail(SPLADE_ERR_MODEL, "%s: tensor '%s' holds a non-finite value (%s) at element %zu",
+                             ms->st.path, it->t->name, isnan(it->dst[pc[p].bad]) ? "NaN" : "Inf", pc[p].bad);
+        }
+    free(pc);
+    return rc;
+}
+
+/* Finds, checks and binds every tensor in spec order; stops at the first bad one (its error is the
+ * load's unless an earlier tensor holds a non-finite value), then converts and checks in parallel. */
 static int load_tensors(splade_model *m, model_storage *ms)
 {
     size_t max_specs = 16 + 16 * (size_t)m->cfg.num_layers;
     tensor_spec *s = malloc(max_specs * sizeof *s);
+    load_item *items = malloc(max_specs * sizeof *items);
     uint8_t *used = calloc((size_t)ms->st.n + 1, 1);
     ms->owned = calloc(max_specs, sizeof *ms->owned);
-    if (!s || !used || !ms->owned) {
+    if (!s || !items || !used || !ms->owned) {
         free(s);
+        free(items);
         free(used);
         return splade_fail(SPLADE_ERR_NOMEM, "tensor table");
     }
-    int n = build_specs(m, s), rc = SPLADE_OK;
-    for (int i = 0; i < n && !rc; i++)
-        rc = load_one(ms, map_of(m)->prefix, &s[i], used);
+    const char *prefix = map_of(m)->prefix;
+    int n = build_specs(m, s), rc = SPLADE_OK, n_items = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        const st_tensor *t = find_tensor(&ms->st, s[i].body ? prefix : "", s[i].name);
+        if (!t) {
+            if (!s[i].optional)
+                rc = splade_fail(SPLADE_ERR_MODEL, "%s: missing tensor '%s%s'", ms->st.path,
+                                 s[i].body ? prefix : "", s[i].name);
+            continue;
+        }
+        used[t - ms->st.t] = 1;
+        load_item *it = &items[n_items];
+        *it = (load_item){.t = t, .s = &s[i], .n = (size_t)s[i].rows * (size_t)(s[i].cols ? s[i].cols : 1)};
+        rc = check_tensor(&ms->st, t, &s[i]);
+        if (!rc)
+            rc = bind_tensor(ms, t, s[i].dst, &it->convert);
+        if (!rc) {
+            it->dst = *s[i].dst;
+            n_items++;
+        }
+    }
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s", rc ? splade_error_detail() : "");
+    int prc = load_parallel(ms, items, n_items); /* an earlier non-finite value comes first */
+    if (prc)
+        rc = prc;
+    else if (rc)
+        rc = splade_fail(rc, "%s", detail);
     if (!rc)
         rc = check_unused(&ms->st, used);
     free(s);
+    free(items);
     free(used);
     if (!rc && !m->decoder_w)
         m->decoder_w = m->word_emb; /* tied: the decoder is the word embedding matrix */
@@ -340,9 +440,6 @@ static int read_tokenizer_config(const char *dir, bool *lower)
     json_decref(root);
     return rc;
 }
-
-#define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
 
 /* FNV-1a over 8-byte little-endian words (then the tail bytes): as stable as byte-wise FNV
  * but ~8x faster on a 440 MB checkpoint. */
@@ -425,8 +522,8 @@ static int load_vocab(splade_model *m, const char *dir, const model_storage *ms,
     int rc = read_vocab(dir, path, sizeof path, &text, &n);
     if (rc)
         return rc;
-    /* hashed before the tokenizer owns (and splits) the text */
-    const uint64_t h = fnv_words(fnv_words(FNV_OFFSET, ms->st.map, ms->st.size), (const uint8_t *)text, n);
+    /* the file was hashed by load_tensors, in parallel with the conversion */
+    const uint64_t h = fnv_words(ms->file_hash, (const uint8_t *)text, n);
     rc = splade_tokenizer_from_text(text, n, path, m->cfg.do_lower_case, &m->tokenizer);
     if (rc)
         return rc;
@@ -508,7 +605,9 @@ int splade_model_load(const char *dir, splade_model **out)
         return splade_fail(SPLADE_ERR_NOMEM, "model %s", dir);
     }
     m->storage_ = ms;
+    const double t0 = splade_phase_now();
     int rc = load_all(m, dir, ms);
+    splade_phase_since(SPLADE_PH_MODEL_LOAD, t0);
     if (rc) {
         splade_model_free(m);
         return rc;

@@ -28,6 +28,15 @@ extern "C" int splade_gpu_probe(char *name, size_t name_len)
     return 1;
 }
 
+extern "C" int splade_gpu_warm_context(int device)
+{
+    if (cudaSetDevice(device < 0 ? 0 : device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return SPLADE_ERR_NO_GPU;
+    }
+    return SPLADE_OK;
+}
+
 extern "C" int splade_gpu_device_count(void)
 {
     int n = 0;

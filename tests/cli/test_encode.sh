@@ -51,6 +51,31 @@ grep -q "fetch-model" "$T/err" || fail "missing model message: $(cat "$T/err")"
 (cd "$T" && SPLADE_MODEL= HOME=$T SPLADE_CACHE= "$BIN" encode x > /dev/null 2> "$T/err")
 grep -q "make models" "$T/err" || fail "no default model message: $(cat "$T/err")"
 
+# The output is formatted on worker threads in parts and written in order while the next chunk encodes
+# (src/cli/vector_writer.c): the same bytes on 1 thread and on 4, over three chunks of 256 texts; a
+# malformed line after two full chunks leaves exactly their 512 lines (the reader a chunk ahead drops
+# the chunk it cut short); SPLADE_TIMINGS=1 logs one timings line, --quiet none.
+awk 'BEGIN { srand(13); for (i = 0; i < 700; i++) { t = ""; n = 1 + int(rand() * 30);
+    for (w = 0; w < n; w++) t = t (w ? " " : "") substr("cells protein folding apoptosis p53 gene", 1 + int(rand() * 30), 1 + int(rand() * 9));
+    printf "{\"_id\": \"d%d\", \"text\": \"%s\"}\n", i, t } }' > "$T/many.jsonl"
+"$BIN" encode --model "$MODEL" --device cpu --threads 1 --input "$T/many.jsonl" > "$T/t1.out" 2> "$T/err" || fail "--threads 1: $(cat "$T/err")"
+"$BIN" encode --model "$MODEL" --device cpu --threads 4 --input "$T/many.jsonl" > "$T/t4.out" 2> "$T/err" || fail "--threads 4: $(cat "$T/err")"
+[ "$(wc -l < "$T/t1.out")" -eq 700 ] || fail "700 texts gave $(wc -l < "$T/t1.out") lines"
+cmp -s "$T/t1.out" "$T/t4.out" || fail "output differs between 1 and 4 threads"
+{ head -600 "$T/many.jsonl"; echo '{"_id": broken'; tail -100 "$T/many.jsonl"; } > "$T/late.jsonl"
+"$BIN" encode --model "$MODEL" --device cpu --input "$T/late.jsonl" > "$T/late.out" 2> "$T/err"
+[ $? -eq 1 ] || fail "late malformed line: exit status not 1"
+grep -q "late.jsonl:601" "$T/err" || fail "late malformed line not named: $(cat "$T/err")"
+head -512 "$T/t1.out" | cmp -s - "$T/late.out" || fail "a malformed line at 601: not the first 512 vectors ($(wc -l < "$T/late.out") lines)"
+# TEXT arguments beyond one chunk: handed to the writer in chunk-sized pieces, in order
+"$BIN" encode --model "$MODEL" --device cpu $(seq 1 600 | sed 's/^/w/') > "$T/args.out" 2> "$T/err" || fail "600 TEXTs: $(cat "$T/err")"
+[ "$(wc -l < "$T/args.out")" -eq 600 ] && tail -1 "$T/args.out" | grep -q '^{"id": "599", ' || fail "600 TEXTs: $(tail -1 "$T/args.out")"
+SPLADE_TIMINGS=1 "$BIN" encode --model "$MODEL" --device cpu --input "$T/many.jsonl" > /dev/null 2> "$T/err" || fail "timings"
+grep -q "^splade-index: timings (encoder): model_load [0-9.]* .*tokenize [0-9.]* .*output [0-9.]* s$" "$T/err" ||
+    fail "SPLADE_TIMINGS=1: $(cat "$T/err")"
+SPLADE_TIMINGS=1 "$BIN" encode --quiet --model "$MODEL" --device cpu x > /dev/null 2> "$T/err" || fail "timings --quiet"
+[ ! -s "$T/err" ] || fail "--quiet printed: $(cat "$T/err")"
+
 "$BIN" encode --model "$MODEL" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no input: exit status not 2"
 "$BIN" encode --model "$MODEL" --device tpu x > /dev/null 2>&1; [ $? -eq 2 ] || fail "bad --device not 2"
 echo "ok"
