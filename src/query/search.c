@@ -34,23 +34,60 @@ void splade_searcher_free(splade_searcher *s)
     free(s->range_bits);
     free(s->heap);
     free(s->seg_order);
+    free(s->parts);
     free(s);
+}
+
+/* Doc-id ranges and 64-bit bitmap words of all segments together (BMP's queue covers them all). */
+static void range_totals(const splade_index *ix, size_t *ranges, size_t *words)
+{
+    *ranges = *words = 0;
+    for (int i = 0; i < splade_index_n_segments(ix); i++) {
+        size_t r = ((size_t)splade_index_segment(ix, i)->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
+        *ranges += r;
+        *words += r / 64 + 1;
+    }
+}
+
+static int reserve_bmp(splade_searcher *s, int n, int S)
+{
+    if (!s->range_ub) {
+        size_t ranges, words;
+        range_totals(s->ix, &ranges, &words);
+        s->range_ub = malloc((ranges + 1) * sizeof *s->range_ub);
+        s->range_ids = malloc((ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
+        s->range_heap = malloc((ranges + 1) * sizeof *s->range_heap);
+        s->parts = malloc((size_t)(S + 1) * sizeof *s->parts);
+        if (!s->range_ub || !s->range_ids || !s->range_heap || !s->parts)
+            return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
+        s->range_words = (uint32_t)words;
+    }
+    if (n > s->range_bits_cap) {
+        free(s->range_bits);
+        s->range_bits = malloc((size_t)n * s->range_words * sizeof *s->range_bits);
+        s->range_bits_cap = s->range_bits ? n : 0;
+        if (!s->range_bits)
+            return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
+    }
+    return SPLADE_OK;
 }
 
 static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
 {
-    if (n > s->cap) {
+    int S = splade_index_n_segments(s->ix);
+    int nc = algo == SPLADE_ALGO_BMP ? n * S : n; /* BMP holds every segment's cursors at once */
+    if (nc > s->cap) {
         free(s->cursors);
         free(s->order);
         free(s->ub_prefix);
         free(s->bm);
         free(s->terms);
-        s->terms = malloc((size_t)n * sizeof *s->terms);
-        s->cursors = malloc((size_t)n * sizeof *s->cursors);
-        s->order = malloc((size_t)n * sizeof *s->order);
-        s->ub_prefix = malloc((size_t)n * sizeof *s->ub_prefix);
-        s->bm = malloc((size_t)n * sizeof *s->bm);
-        s->cap = n;
+        s->terms = malloc((size_t)nc * sizeof *s->terms);
+        s->cursors = malloc((size_t)nc * sizeof *s->cursors);
+        s->order = malloc((size_t)nc * sizeof *s->order);
+        s->ub_prefix = malloc((size_t)nc * sizeof *s->ub_prefix);
+        s->bm = malloc((size_t)nc * sizeof *s->bm);
+        s->cap = nc;
         if (!s->cursors || !s->order || !s->ub_prefix || !s->bm || !s->terms) {
             s->cap = 0;
             return splade_fail(SPLADE_ERR_NOMEM, "searcher for %d terms", n);
@@ -63,7 +100,6 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         if (!s->heap)
             return splade_fail(SPLADE_ERR_NOMEM, "top-%d heap", k);
     }
-    int S = splade_index_n_segments(s->ix);
     if (S > s->seg_cap) {
         free(s->seg_order);
         s->seg_order = malloc((size_t)S * sizeof *s->seg_order);
@@ -71,22 +107,8 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         if (!s->seg_order)
             return splade_fail(SPLADE_ERR_NOMEM, "segment order");
     }
-    if (algo == SPLADE_ALGO_BMP && !s->range_ub) {
-        size_t n_ranges = ((size_t)splade_index_max_segment_docs(s->ix) >> SPLADE_RANGE_SHIFT) + 1;
-        s->range_ub = malloc(n_ranges * sizeof *s->range_ub);
-        s->range_ids = malloc((n_ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
-        s->range_heap = malloc(n_ranges * sizeof *s->range_heap);
-        if (!s->range_ub || !s->range_ids || !s->range_heap)
-            return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
-        s->range_words = (uint32_t)(n_ranges / 64 + 1);
-    }
-    if (algo == SPLADE_ALGO_BMP && n > s->range_bits_cap) {
-        free(s->range_bits);
-        s->range_bits = malloc((size_t)n * s->range_words * sizeof *s->range_bits);
-        s->range_bits_cap = s->range_bits ? n : 0;
-        if (!s->range_bits)
-            return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
-    }
+    if (algo == SPLADE_ALGO_BMP)
+        return reserve_bmp(s, n, S);
     if (algo == SPLADE_ALGO_TAAT && !s->acc) {
         s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc);
         if (!s->acc)
@@ -95,8 +117,10 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
     return SPLADE_OK;
 }
 
-/* The query's cursors over segment g (its term ids); returns their number. */
-static int open_cursors(splade_searcher *s, const splade_segment *g, const splade_qvec *q)
+/* The query's cursors over segment g into c (their term ids into terms); returns their number.
+ * seek_only: cursors for cursor_seek (no block decoded yet). */
+static int open_cursors(splade_searcher *s, const splade_segment *g, const splade_qvec *q, cursor *c, int32_t *terms,
+                        int seek_only)
 {
     int n = 0;
     for (int32_t i = 0; i < q->n; i++) {
@@ -104,8 +128,8 @@ static int open_cursors(splade_searcher *s, const splade_segment *g, const splad
         splade_term_postings tp;
         splade_index_postings(g->ix, term, &tp); /* none for -1 */
         if (tp.n_postings && q->impacts[i]) {
-            s->terms[n] = term;
-            cursor_init(&s->cursors[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
+            terms[n] = term;
+            (seek_only ? cursor_init_seek : cursor_init)(&c[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
         }
     }
     return n;
@@ -143,17 +167,33 @@ static int order_segments(splade_searcher *s, const splade_qvec *q)
     return m;
 }
 
+static const splade_segment *ordered_segment(const splade_searcher *s, int i)
+{
+    return splade_index_segment(s->ix, 0xFFFFFF - (int)(s->seg_order[i] & 0xFFFFFF));
+}
+
 static void search_segment(splade_searcher *s, const splade_qvec *q, splade_algo algo, topk *t)
 {
-    int n = open_cursors(s, s->seg, q);
+    int n = open_cursors(s, s->seg, q, s->cursors, s->terms, 0);
     if (algo == SPLADE_ALGO_TAAT)
         splade_taat(s, n, t);
     else if (algo == SPLADE_ALGO_WMAXSCORE)
         splade_wmaxscore(s, n, t);
-    else if (algo == SPLADE_ALGO_BMP)
-        splade_bmp(s, s->terms, n, t);
     else
         splade_maxscore(s, n, t, algo == SPLADE_ALGO_BMM);
+}
+
+/* BMP takes the m ordered segments at once: one range queue across them (bmp.c). */
+static void search_bmp(splade_searcher *s, const splade_qvec *q, int m, topk *t)
+{
+    for (int i = 0; i < m; i++) {
+        bmp_part *p = &s->parts[i];
+        p->seg = ordered_segment(s, i);
+        p->cursors = s->cursors + (size_t)i * q->n;
+        p->terms = s->terms + (size_t)i * q->n;
+        p->n = open_cursors(s, p->seg, q, p->cursors, p->terms, 1);
+    }
+    splade_bmp(s, s->parts, m, t);
 }
 
 int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
@@ -169,11 +209,13 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
      * most promising first; a segment whose bound is below the k-th score is not searched. */
     topk t = {s->heap, 0, k};
     int m = order_segments(s, q);
-    for (int i = 0; i < m; i++) {
+    if (algo == SPLADE_ALGO_BMP)
+        search_bmp(s, q, m, &t);
+    for (int i = 0; i < m && algo != SPLADE_ALGO_BMP; i++) {
         uint64_t bound = s->seg_order[i] >> 24;
         if (t.n == t.k && bound < t.h[0].score)
             break; /* (an equal bound may still win a tie) */
-        s->seg = splade_index_segment(s->ix, 0xFFFFFF - (int)(s->seg_order[i] & 0xFFFFFF));
+        s->seg = ordered_segment(s, i);
         search_segment(s, q, algo, &t);
     }
     *n_hits = topk_sorted(&t, hits);
