@@ -34,48 +34,39 @@ void splade_searcher_free(splade_searcher *s)
     free(s->range_bits);
     free(s->heap);
     free(s->seg_order);
+    free(s->seg_terms);
     free(s->parts);
+    free(s->part_cursors);
+    free(s->part_terms);
     free(s);
 }
 
-/* Doc-id ranges and 64-bit bitmap words of all segments together (BMP's queue covers them all). */
-static void range_totals(const splade_index *ix, size_t *ranges, size_t *words)
+/* Doc-id ranges of all segments together (BMP's queue covers them all). */
+static size_t total_ranges(const splade_index *ix)
 {
-    *ranges = *words = 0;
-    for (int i = 0; i < splade_index_n_segments(ix); i++) {
-        size_t r = ((size_t)splade_index_segment(ix, i)->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
-        *ranges += r;
-        *words += r / 64 + 1;
-    }
+    size_t ranges = 0;
+    for (int i = 0; i < splade_index_n_segments(ix); i++)
+        ranges += ((size_t)splade_index_segment(ix, i)->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
+    return ranges;
 }
 
-static int reserve_bmp(splade_searcher *s, int n, int S)
+static int reserve_bmp(splade_searcher *s, int S)
 {
-    if (!s->range_ub) {
-        size_t ranges, words;
-        range_totals(s->ix, &ranges, &words);
-        s->range_ub = malloc((ranges + 1) * sizeof *s->range_ub);
-        s->range_ids = malloc((ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
-        s->range_heap = malloc((ranges + 1) * sizeof *s->range_heap);
-        s->parts = malloc((size_t)(S + 1) * sizeof *s->parts);
-        if (!s->range_ub || !s->range_ids || !s->range_heap || !s->parts)
-            return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
-        s->range_words = (uint32_t)words;
-    }
-    if (n > s->range_bits_cap) {
-        free(s->range_bits);
-        s->range_bits = malloc((size_t)n * s->range_words * sizeof *s->range_bits);
-        s->range_bits_cap = s->range_bits ? n : 0;
-        if (!s->range_bits)
-            return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
-    }
+    if (s->range_ub)
+        return SPLADE_OK;
+    size_t ranges = total_ranges(s->ix);
+    s->range_ub = malloc((ranges + 1) * sizeof *s->range_ub);
+    s->range_ids = malloc((ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
+    s->range_heap = malloc((ranges + 1) * sizeof *s->range_heap);
+    s->parts = malloc((size_t)(S + 1) * sizeof *s->parts);
+    if (!s->range_ub || !s->range_ids || !s->range_heap || !s->parts)
+        return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
     return SPLADE_OK;
 }
 
 static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
 {
-    int S = splade_index_n_segments(s->ix);
-    int nc = algo == SPLADE_ALGO_BMP ? n * S : n; /* BMP holds every segment's cursors at once */
+    int S = splade_index_n_segments(s->ix), nc = n;
     if (nc > s->cap) {
         free(s->cursors);
         free(s->order);
@@ -102,13 +93,15 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
     }
     if (S > s->seg_cap) {
         free(s->seg_order);
+        free(s->seg_terms);
         s->seg_order = malloc((size_t)S * sizeof *s->seg_order);
-        s->seg_cap = s->seg_order ? S : 0;
-        if (!s->seg_order)
+        s->seg_terms = malloc((size_t)S * sizeof *s->seg_terms);
+        s->seg_cap = s->seg_order && s->seg_terms ? S : 0;
+        if (!s->seg_cap)
             return splade_fail(SPLADE_ERR_NOMEM, "segment order");
     }
     if (algo == SPLADE_ALGO_BMP)
-        return reserve_bmp(s, n, S);
+        return reserve_bmp(s, S);
     if (algo == SPLADE_ALGO_TAAT && !s->acc) {
         s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc);
         if (!s->acc)
@@ -135,14 +128,17 @@ static int open_cursors(splade_searcher *s, const splade_segment *g, const splad
     return n;
 }
 
-/* Bound of any score in segment g: the sum of query impact × the term's largest impact there. */
-static uint64_t segment_bound(const splade_segment *g, const splade_qvec *q)
+/* Bound of any score in segment g: the sum of query impact × the term's largest impact there;
+ * *present = the query terms with postings there. */
+static uint64_t segment_bound(const splade_segment *g, const splade_qvec *q, int *present)
 {
     uint64_t b = 0;
+    *present = 0;
     for (int32_t i = 0; i < q->n; i++) {
         splade_term_postings tp;
         splade_index_postings(g->ix, splade_segment_term(g, q->terms[i]), &tp);
         b += (uint64_t)q->impacts[i] * tp.max_impact;
+        *present += tp.n_postings && q->impacts[i];
     }
     return b;
 }
@@ -159,7 +155,7 @@ static int order_segments(splade_searcher *s, const splade_qvec *q)
     int m = 0, S = splade_index_n_segments(s->ix);
     for (int i = 0; i < S; i++) {
         const splade_segment *g = splade_index_segment(s->ix, i);
-        uint64_t b = g->n_live ? segment_bound(g, q) : 0;
+        uint64_t b = g->n_live ? segment_bound(g, q, &s->seg_terms[i]) : 0;
         if (b)
             s->seg_order[m++] = b << 24 | (uint64_t)(0xFFFFFF - i);
     }
@@ -183,17 +179,44 @@ static void search_segment(splade_searcher *s, const splade_qvec *q, splade_algo
         splade_maxscore(s, n, t, algo == SPLADE_ALGO_BMM);
 }
 
-/* BMP takes the m ordered segments at once: one range queue across them (bmp.c). */
-static void search_bmp(splade_searcher *s, const splade_qvec *q, int m, topk *t)
+/* BMP takes the m ordered segments at once: one range queue across them (bmp.c). Its cursors and
+ * range bitmaps are sized by the (segment, term) pairs that have postings, not terms × segments. */
+static int search_bmp(splade_searcher *s, const splade_qvec *q, int m, topk *t)
 {
+    size_t pairs = 0, words = 0;
+    for (int i = 0; i < m; i++) {
+        const splade_segment *g = ordered_segment(s, i);
+        size_t n = (size_t)s->seg_terms[0xFFFFFF - (int)(s->seg_order[i] & 0xFFFFFF)];
+        pairs += n;
+        words += n * ((((size_t)g->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT) / 64 + 1);
+    }
+    if (pairs > s->part_cap) {
+        free(s->part_cursors);
+        free(s->part_terms);
+        s->part_cursors = malloc(pairs * sizeof *s->part_cursors);
+        s->part_terms = malloc(pairs * sizeof *s->part_terms);
+        s->part_cap = s->part_cursors && s->part_terms ? pairs : 0;
+        if (!s->part_cap)
+            return splade_fail(SPLADE_ERR_NOMEM, "cursors for %zu segment terms", pairs);
+    }
+    if (words > s->range_bits_cap) {
+        free(s->range_bits);
+        s->range_bits = malloc(words * sizeof *s->range_bits);
+        s->range_bits_cap = s->range_bits ? words : 0;
+        if (!s->range_bits)
+            return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
+    }
+    size_t at = 0;
     for (int i = 0; i < m; i++) {
         bmp_part *p = &s->parts[i];
         p->seg = ordered_segment(s, i);
-        p->cursors = s->cursors + (size_t)i * q->n;
-        p->terms = s->terms + (size_t)i * q->n;
+        p->cursors = s->part_cursors + at;
+        p->terms = s->part_terms + at;
         p->n = open_cursors(s, p->seg, q, p->cursors, p->terms, 1);
+        at += (size_t)p->n;
     }
     splade_bmp(s, s->parts, m, t);
+    return SPLADE_OK;
 }
 
 int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
@@ -209,8 +232,8 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
      * most promising first; a segment whose bound is below the k-th score is not searched. */
     topk t = {s->heap, 0, k};
     int m = order_segments(s, q);
-    if (algo == SPLADE_ALGO_BMP)
-        search_bmp(s, q, m, &t);
+    if (algo == SPLADE_ALGO_BMP && (rc = search_bmp(s, q, m, &t)) < 0)
+        return rc;
     for (int i = 0; i < m && algo != SPLADE_ALGO_BMP; i++) {
         uint64_t bound = s->seg_order[i] >> 24;
         if (t.n == t.k && bound < t.h[0].score)

@@ -25,7 +25,7 @@ typedef struct {
 struct splade_searcher {
     const splade_index *ix;
     const splade_segment *seg; /* the segment being searched */
-    cursor *cursors;       /* one per query term (BMP: per term and segment) */
+    cursor *cursors;       /* one per query term */
     cursor **order;        /* cursors by ascending upper bound */
     uint64_t *ub_prefix;   /* ub_prefix[i] = sum of the i+1 smallest upper bounds */
     uint32_t *bm;          /* block-max bounds of the non-essential lists for one candidate */
@@ -36,9 +36,12 @@ struct splade_searcher {
     uint32_t *range_ids;
     uint64_t *range_heap;
     uint64_t *range_bits;  /* bmp_part.bits of every segment */
-    uint32_t range_words;  /* 64-bit words per term bitmap, all segments together */
-    int range_bits_cap;    /* terms the bitmaps hold */
+    size_t range_bits_cap; /* 64-bit words range_bits holds */
     bmp_part *parts;       /* BMP: one per segment searched */
+    cursor *part_cursors;  /* BMP: bmp_part.cursors and .terms of every segment */
+    int32_t *part_terms;
+    size_t part_cap;       /* (segment, term) pairs they hold */
+    int *seg_terms;        /* query terms with postings, per segment (order_segments) */
     topk_hit *heap;
     int heap_cap;
     uint64_t *seg_order;   /* segments by decreasing bound for the query */
