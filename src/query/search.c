@@ -66,19 +66,18 @@ static int reserve_bmp(splade_searcher *s, int S)
 
 static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
 {
-    int S = splade_index_n_segments(s->ix), nc = n;
-    if (nc > s->cap) {
+    if (n > s->cap) {
         free(s->cursors);
         free(s->order);
         free(s->ub_prefix);
         free(s->bm);
         free(s->terms);
-        s->terms = malloc((size_t)nc * sizeof *s->terms);
-        s->cursors = malloc((size_t)nc * sizeof *s->cursors);
-        s->order = malloc((size_t)nc * sizeof *s->order);
-        s->ub_prefix = malloc((size_t)nc * sizeof *s->ub_prefix);
-        s->bm = malloc((size_t)nc * sizeof *s->bm);
-        s->cap = nc;
+        s->terms = malloc((size_t)n * sizeof *s->terms);
+        s->cursors = malloc((size_t)n * sizeof *s->cursors);
+        s->order = malloc((size_t)n * sizeof *s->order);
+        s->ub_prefix = malloc((size_t)n * sizeof *s->ub_prefix);
+        s->bm = malloc((size_t)n * sizeof *s->bm);
+        s->cap = n;
         if (!s->cursors || !s->order || !s->ub_prefix || !s->bm || !s->terms) {
             s->cap = 0;
             return splade_fail(SPLADE_ERR_NOMEM, "searcher for %d terms", n);
@@ -91,6 +90,7 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         if (!s->heap)
             return splade_fail(SPLADE_ERR_NOMEM, "top-%d heap", k);
     }
+    int S = splade_index_n_segments(s->ix);
     if (S > s->seg_cap) {
         free(s->seg_order);
         free(s->seg_terms);
