@@ -10,6 +10,9 @@
  *                           [--repeat R: build the same collection R times, each timed, then the best]
  *                           [--memory-mb M: a bounded build (splade_builder_set_memory): segments past M MiB]
  *                           [--doc-scale X: quantize with X (to compare a bounded build with an in-memory one)]
+ *                           [--methods 0,3,...: only these (splade_algo numbers; default all five)]
+ *                           [--write-queries Q.jsonl: also write the queries, for --vector-queries runs on
+ *                            this index or a peer built from the same collection (A B A B timings)]
  *
  * Collection (defaults): 30,522 terms; per document ~120 distinct terms (uniform 60..180), per
  * query ~25 (12..37). Background terms follow a Zipf law (exponent --zipf 1.0) over term ranks,
@@ -40,8 +43,8 @@
 #define V 30522
 
 typedef struct {
-    uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle, threads, repeat;
-    const char *vector_queries;
+    uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle, threads, repeat, methods;
+    const char *vector_queries, *write_queries;
     double zipf, memory_mb, doc_scale;
     const char *dir;
 } params;
@@ -194,7 +197,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 typedef struct {
-    double median_ms, mean_ms, p95_ms, p99_ms, cpu_median_ms;
+    double median_ms, mean_ms, p95_ms, p99_ms, cpu_median_ms, cpu_p99_ms;
     uint64_t scored;
 } timing;
 
@@ -212,7 +215,7 @@ static timing run_queries(splade_searcher *s, const splade_qvec *qs, uint32_t nq
     }
     qsort(t, nq, sizeof *t, cmp_double);
     qsort(c, nq, sizeof *c, cmp_double);
-    timing r = {t[nq / 2], sum / nq, t[(size_t)(nq * 0.95)], t[(size_t)(nq * 0.99)], c[nq / 2],
+    timing r = {t[nq / 2], sum / nq, t[(size_t)(nq * 0.95)], t[(size_t)(nq * 0.99)], c[nq / 2], c[(size_t)(nq * 0.99)],
                 (splade_searcher_stats(s)->postings_scored - before) / nq};
     free(t);
     free(c);
@@ -221,7 +224,7 @@ static timing run_queries(splade_searcher *s, const splade_qvec *qs, uint32_t nq
 
 static int parse(int argc, char **argv, params *p)
 {
-    *p = (params){.docs = 1000000, .queries = 1000, .k = 10, .doc_terms = 120, .query_terms = 25, .topics = 1000, .zipf = 1.0, .repeat = 1,
+    *p = (params){.docs = 1000000, .queries = 1000, .k = 10, .doc_terms = 120, .query_terms = 25, .topics = 1000, .zipf = 1.0, .repeat = 1, .methods = 31,
                   .dir = "/tmp/splade_bench.idx"};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--docs"))
@@ -236,6 +239,13 @@ static int parse(int argc, char **argv, params *p)
             p->zipf = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--vector-queries"))
             p->vector_queries = argv[i + 1];
+        else if (!strcmp(argv[i], "--methods")) {
+            p->methods = 0;
+            for (const char *c = argv[i + 1]; *c; c++)
+                if (*c >= '0' && *c <= '4')
+                    p->methods |= 1u << (*c - '0');
+        } else if (!strcmp(argv[i], "--write-queries"))
+            p->write_queries = argv[i + 1];
         else if (!strcmp(argv[i], "--threads"))
             p->threads = (uint32_t)atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--oracle-order"))
@@ -253,7 +263,7 @@ static int parse(int argc, char **argv, params *p)
         else
             return -1;
     }
-    return p->docs && p->queries && p->k ? 0 : -1;
+    return p->docs && p->queries && p->k && p->methods ? 0 : -1;
 }
 
 static double max_rss_mb(void)
@@ -307,11 +317,22 @@ static int synthetic(const params *p, splade_index **ix, splade_qvec **qs_out)
     splade_qvec *qs = calloc(p->queries, sizeof *qs);
     int32_t terms[256];
     float w[256];
+    FILE *out = p->write_queries ? fopen(p->write_queries, "w") : NULL;
+    if (p->write_queries && !out)
+        return -1;
     for (uint32_t i = 0; i < p->queries; i++) {
         int want = (int)(p->query_terms / 2 + uniform() * p->query_terms);
         int n = sample_vector(cdf, want, p->topics ? want / 2 : 0, p->topics, -1, 1.5, terms, w, stamp, p->docs + 1 + i);
         splade_qvec_build(terms, w, n, V, &qs[i]);
+        if (!out)
+            continue;
+        fprintf(out, "{\"id\": \"q%u\", \"vector\": {", i);
+        for (int j = 0; j < n; j++) /* %.9g: the same float read back, so the same qvec */
+            fprintf(out, "%s\"t%d\": %.9g", j ? ", " : "", terms[j], w[j]);
+        fprintf(out, "}}\n");
     }
+    if (out && fclose(out))
+        return -1;
     free(cdf);
     free(stamp);
     *qs_out = qs;
@@ -415,31 +436,35 @@ static int time_methods(const splade_index *ix, const params *p, const splade_qv
     splade_hit *hits[NA];
     int *nh[NA];
     timing tm[NA];
+    int ref = p->methods >> 2 & 1 ? 2 : __builtin_ctz(p->methods); /* TAAT, else the first method run */
+#define RUN(a) (p->methods >> (a) & 1)
     for (int a = 0; a < NA; a++) {
         hits[a] = malloc((size_t)p->queries * p->k * sizeof *hits[a]);
         nh[a] = malloc(p->queries * sizeof *nh[a]);
-        tm[a] = run_queries(s, qs, p->queries, p->k, (splade_algo)a, hits[a], nh[a]);
+        if (RUN(a))
+            tm[a] = run_queries(s, qs, p->queries, p->k, (splade_algo)a, hits[a], nh[a]);
     }
     int same = 1;
     for (int a = 0; a < NA; a++)
-        for (uint32_t i = 0; i < p->queries; i++)
-            if (nh[a][i] != nh[2][i] || memcmp(hits[a] + (size_t)i * p->k, hits[2] + (size_t)i * p->k,
-                                               (size_t)nh[2][i] * sizeof *hits[a])) {
-                fprintf(stderr, "%s differs from TAAT on query %u\n", names[a], i);
+        for (uint32_t i = 0; i < p->queries && RUN(a); i++)
+            if (nh[a][i] != nh[ref][i] || memcmp(hits[a] + (size_t)i * p->k, hits[ref] + (size_t)i * p->k,
+                                                 (size_t)nh[ref][i] * sizeof *hits[a])) {
+                fprintf(stderr, "%s differs from %s on query %u\n", names[a], names[ref], i);
                 same = 0;
             }
     printf("k = %u; load average after the queries: %.2f\n"
            "| method | median ms | p95 ms | p99 ms | mean ms | CPU median ms | postings scored per query | speed-up "
-           "vs TAAT (median wall / CPU) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
-           p->k, load_avg());
+           "vs %s (median wall / CPU) | CPU p99 ms |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+           p->k, load_avg(), ref == 2 ? "TAAT" : names[ref]);
     for (int a = 0; a < NA; a++)
-        printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %llu | %.1fx / %.1fx |\n", names[a], tm[a].median_ms,
-               tm[a].p95_ms, tm[a].p99_ms, tm[a].mean_ms, tm[a].cpu_median_ms, (unsigned long long)tm[a].scored,
-               tm[2].median_ms / tm[a].median_ms, tm[2].cpu_median_ms / tm[a].cpu_median_ms);
-    uint64_t h = 1469598103934665603ull; /* FNV-1a of TAAT's hits: compares two runs (bounded vs in-memory) */
+        if (RUN(a))
+            printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %llu | %.1fx / %.1fx | %.3f |\n", names[a], tm[a].median_ms,
+                   tm[a].p95_ms, tm[a].p99_ms, tm[a].mean_ms, tm[a].cpu_median_ms, (unsigned long long)tm[a].scored,
+                   tm[ref].median_ms / tm[a].median_ms, tm[ref].cpu_median_ms / tm[a].cpu_median_ms, tm[a].cpu_p99_ms);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the reference's hits: compares two runs (bounded vs in-memory) */
     for (uint32_t i = 0; i < p->queries; i++)
-        for (int j = 0; j < nh[2][i]; j++) {
-            const splade_hit *x = &hits[2][(size_t)i * p->k + (size_t)j];
+        for (int j = 0; j < nh[ref][i]; j++) {
+            const splade_hit *x = &hits[ref][(size_t)i * p->k + (size_t)j];
             size_t len;
             const char *id = splade_index_doc_id(ix, x->doc, &len); /* internal ids differ between the two */
             for (size_t c = 0; c < len; c++)

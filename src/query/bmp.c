@@ -7,7 +7,15 @@
  * cursors move forward and reuse decoded blocks (each is still skipped if its bound fell below the
  * k-th score meanwhile). Ties stay exact: a range is dropped only if its bound is below the k-th
  * score (a document of a range whose bound equals it may still win on its sequence number), and a
- * document enters only if it ranks above the worst kept hit by (score desc, sequence asc). */
+ * document enters only if it ranks above the worst kept hit by (score desc, sequence asc).
+ *
+ * Segments (src/index/segment.h) share the queue: every segment's ranges get their bounds first, and
+ * the ranges of all of them are ordered together, so that the first PRIME ranges scored are the best
+ * of the whole index and one k-th score prunes every segment, as in one file of the same documents.
+ * (Searched one segment after the other, the first segment started from an empty heap and the
+ * ranges of later ones were never compared with it: 4x the postings at 10 segments.) A range is
+ * numbered in the queue by its segment's first range (bmp_part.first) plus its number there. */
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,34 +26,33 @@
 
 #define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
 
-/* Adds each query term's range maxima into range_ub; returns the number of ranges. */
-static uint32_t range_bounds(splade_searcher *s, const int32_t *terms, int n)
+/* Adds each query term's range maxima in segment p into its part of range_ub and its bitmaps. */
+static void range_bounds(splade_searcher *s, const bmp_part *p)
 {
-    uint32_t n_ranges = (s->seg->n_docs + RANGE_DOCS - 1) / RANGE_DOCS;
-    memset(s->range_ub, 0, (size_t)n_ranges * sizeof *s->range_ub);
-    for (int i = 0; i < n; i++) {
+    uint32_t n_ranges = p->n_ranges, *ub = s->range_ub + p->first;
+    memset(ub, 0, (size_t)n_ranges * sizeof *ub);
+    for (int i = 0; i < p->n; i++) {
         splade_term_ranges tr;
-        splade_index_ranges(s->seg->ix, terms[i], &tr);
-        uint32_t qw = s->cursors[i].qw;
-        uint64_t *present = s->range_bits + (size_t)i * s->range_words;
-        memset(present, 0, s->range_words * sizeof *present);
+        splade_index_ranges(p->seg->ix, p->terms[i], &tr);
+        uint32_t qw = p->cursors[i].qw;
+        uint64_t *present = p->bits + (size_t)i * p->words;
+        memset(present, 0, p->words * sizeof *present);
         if (tr.dense) { /* n_ranges entries, checked at open */
-            splade_dense_ranges_add(tr.data, n_ranges, qw, s->range_ub, present);
+            splade_dense_ranges_add(tr.data, n_ranges, qw, ub, present);
             continue;
         }
         splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, s->range_ids);
         for (uint32_t j = 0; j < tr.n; j++) {
             uint32_t r = s->range_ids[j];
             if (r < n_ranges) { /* a damaged list must not write outside the arrays */
-                s->range_ub[r] += qw * tr.data[j];
+                ub[r] += qw * tr.data[j];
                 present[r >> 6] |= 1ull << (r & 63);
             }
         }
     }
-    return n_ranges;
 }
 
-/* Max-heap of (bound << 32 | ~range): larger bound first, then lower range id. */
+/* Max-heap of (bound << 32 | ~range): larger bound first, then lower range number. */
 static void sift(uint64_t *h, uint32_t n, uint32_t i)
 {
     for (;;) {
@@ -63,19 +70,21 @@ static void sift(uint64_t *h, uint32_t n, uint32_t i)
     }
 }
 
-static void score_range(splade_searcher *s, int n, uint32_t first, uint32_t n_docs, topk *t)
+/* Scores range r (its number in segment p) exactly into t. */
+static void score_range(splade_searcher *s, const bmp_part *p, uint32_t r, topk *t)
 {
-    uint32_t acc[RANGE_DOCS] = {0}, end = first + RANGE_DOCS, r = first / RANGE_DOCS;
-    for (int i = 0; i < n; i++) {
-        if (!(s->range_bits[(size_t)i * s->range_words + (r >> 6)] >> (r & 63) & 1))
+    uint32_t acc[RANGE_DOCS] = {0}, first = r * RANGE_DOCS, end = first + RANGE_DOCS, n_docs = p->seg->n_docs;
+    for (int i = 0; i < p->n; i++) {
+        if (!(p->bits[(size_t)i * p->words + (r >> 6)] >> (r & 63) & 1))
             continue; /* the term has no posting in this range */
-        cursor *c = &s->cursors[i];
+        cursor *c = &p->cursors[i];
         cursor_seek(c, first);
         for (; c->doc < end; cursor_next(c)) {
             acc[c->doc - first] += cursor_score(c);
             s->stats.postings_scored++;
         }
     }
+    s->seg = p->seg;
     for (uint32_t d = first; d < end && d < n_docs; d++)
         if (acc[d - first])
             seg_offer(s, t, d, acc[d - first]);
@@ -94,59 +103,91 @@ static int by_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* When the bounds leave more than a quarter of all ranges in the running (no topical structure, or
- * a small collection: 0.3x of TAAT measured on independent random vectors, 0.2x on SciFact), the
- * query is answered exhaustively instead: one pass over each list beats a seek per term and range.
- * The ranges scored so far are forgotten (this segment's hits leave the heap), so the result is
- * TAAT's, exact. */
-static int exhaustive_instead(splade_searcher *s, int n, uint32_t survivors, uint32_t n_ranges, topk *t)
+/* The segment that queue range q belongs to (parts ascend by first). */
+static const bmp_part *part_of(const bmp_part *parts, int m, uint32_t q)
 {
-    if ((uint64_t)survivors * 4 <= n_ranges)
+    int lo = 0, hi = m - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (parts[mid].first <= q)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return &parts[lo];
+}
+
+/* When the bounds leave more than a quarter of a segment's ranges in the running (no topical
+ * structure, or a small collection: 0.3x of TAAT measured on independent random vectors, 0.2x on
+ * SciFact), the segment is answered exhaustively instead: one pass over each list beats a seek per
+ * term and range. The ranges of it scored so far are forgotten (its hits leave the heap), so the
+ * result is TAAT's, exact. */
+static int exhaustive_instead(splade_searcher *s, const bmp_part *p, uint32_t survivors, topk *t)
+{
+    if ((uint64_t)survivors * 4 <= p->n_ranges)
         return 0;
     if (!s->acc && !(s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc)))
         return 0; /* no memory for accumulators: keep going range by range */
-    topk_drop(t, s->seg->base, s->seg->base + s->seg->n_live); /* this segment's hits, found again */
-    splade_taat(s, n, t);
+    s->seg = p->seg;
+    topk_drop(t, p->seg->base, p->seg->base + p->seg->n_live); /* this segment's hits, found again */
+    splade_taat_cursors(s, p->cursors, p->n, t);
     return 1;
 }
 
-/* The ranges still in the heap that can win, scored in ascending order. */
-static void sweep(splade_searcher *s, int n, uint32_t m, uint32_t n_docs, topk *t)
+/* The ranges still in the queue (m of them) that can win, scored segment by segment in ascending
+ * order, so that each segment's cursors only move forward. */
+static void sweep(splade_searcher *s, const bmp_part *parts, int n_parts, uint32_t m, topk *t)
 {
     uint32_t *ids = s->range_ids, c = 0; /* free again once the bounds are summed */
-    for (uint32_t i = 0; i < m; i++) {
-        uint32_t r = UINT32_MAX - (uint32_t)s->range_heap[i];
+    for (uint32_t i = 0; i < m; i++)
         if (can_win(t, (uint32_t)(s->range_heap[i] >> 32)))
-            ids[c++] = r;
-    }
-    if (exhaustive_instead(s, n, c, (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, t))
-        return;
+            ids[c++] = UINT32_MAX - (uint32_t)s->range_heap[i];
     qsort(ids, c, sizeof *ids, by_u32);
-    for (uint32_t i = 0; i < c; i++)
-        if (can_win(t, s->range_ub[ids[i]]))
-            score_range(s, n, ids[i] * RANGE_DOCS, n_docs, t);
+    uint32_t i = 0;
+    for (int j = 0; j < n_parts; j++) {
+        const bmp_part *p = &parts[j];
+        uint32_t from = i, end = p->first + p->n_ranges;
+        while (i < c && ids[i] < end)
+            i++;
+        if (i == from || exhaustive_instead(s, p, i - from, t))
+            continue;
+        for (uint32_t x = from; x < i; x++)
+            if (can_win(t, s->range_ub[ids[x]]))
+                score_range(s, p, ids[x] - p->first, t);
+    }
 }
 
-void splade_bmp(splade_searcher *s, const int32_t *terms, int n, topk *t)
+void splade_bmp(splade_searcher *s, bmp_part *parts, int n_parts, topk *t)
 {
-    uint32_t n_ranges = range_bounds(s, terms, n), m = 0;
-    for (uint32_t r = 0; r < n_ranges; r++)
-        if (s->range_ub[r])
-            s->range_heap[m++] = (uint64_t)s->range_ub[r] << 32 | (UINT32_MAX - r);
+    uint32_t total = 0, m = 0;
+    uint64_t *bits = s->range_bits;
+    for (int j = 0; j < n_parts; j++) {
+        bmp_part *p = &parts[j];
+        p->first = total;
+        p->n_ranges = (p->seg->n_docs + RANGE_DOCS - 1) / RANGE_DOCS;
+        p->words = p->n_ranges / 64 + 1;
+        p->bits = bits;
+        bits += (size_t)p->n * p->words;
+        range_bounds(s, p);
+        total += p->n_ranges;
+    }
+    for (uint32_t q = 0; q < total; q++)
+        if (s->range_ub[q])
+            s->range_heap[m++] = (uint64_t)s->range_ub[q] << 32 | (UINT32_MAX - q);
     for (uint32_t i = m / 2; i-- > 0;)
         sift(s->range_heap, m, i);
-    uint32_t n_docs = s->seg->n_docs;
     for (uint32_t popped = 0; m > 0; popped++) {
         if (popped == PRIME) {
-            sweep(s, n, m, n_docs, t);
+            sweep(s, parts, n_parts, m, t);
             return;
         }
         uint64_t top = s->range_heap[0];
-        uint32_t bound = (uint32_t)(top >> 32), first = (UINT32_MAX - (uint32_t)top) * RANGE_DOCS;
+        uint32_t bound = (uint32_t)(top >> 32), q = UINT32_MAX - (uint32_t)top;
         if (!can_win(t, bound))
             break; /* no document of this or any later range can rank above the worst kept hit */
         s->range_heap[0] = s->range_heap[--m];
         sift(s->range_heap, m, 0);
-        score_range(s, n, first, n_docs, t);
+        const bmp_part *p = part_of(parts, n_parts, q);
+        score_range(s, p, q - p->first, t);
     }
 }

@@ -17,7 +17,7 @@ static void decode(cursor *c, uint32_t b)
         (*c->decodes)++;
 }
 
-void cursor_init(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_t *decodes)
+void cursor_init_seek(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_t *decodes)
 {
     c->blocks = tp->blocks;
     c->postings = tp->postings;
@@ -29,11 +29,14 @@ void cursor_init(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_
     c->qw = qw;
     c->ub = qw * tp->max_impact;
     c->decodes = decodes;
-    c->doc = 0;
-    if (!c->n_blocks) {
-        c->doc = CURSOR_END;
+    c->doc = c->n_blocks ? 0 : CURSOR_END;
+}
+
+void cursor_init(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_t *decodes)
+{
+    cursor_init_seek(c, tp, qw, decodes);
+    if (!c->n_blocks)
         return;
-    }
     decode(c, 0);
     c->doc = c->docs[0];
 }

@@ -25,6 +25,9 @@ typedef struct {
 } cursor;
 
 void cursor_init(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_t *decodes);
+/* The same without decoding the first block, for a cursor moved only by cursor_seek (BMP, which
+ * opens every segment's cursors and may never read some of them). */
+void cursor_init_seek(cursor *c, const splade_term_postings *tp, uint32_t qw, uint64_t *decodes);
 /* Moves to the first posting with doc >= target (CURSOR_END if none). */
 void cursor_next_geq(cursor *c, uint32_t target);
 /* The same, but target may lie before the current position (random access by binary search). */

@@ -34,7 +34,34 @@ void splade_searcher_free(splade_searcher *s)
     free(s->range_bits);
     free(s->heap);
     free(s->seg_order);
+    free(s->seg_terms);
+    free(s->parts);
+    free(s->part_cursors);
+    free(s->part_terms);
     free(s);
+}
+
+/* Doc-id ranges of all segments together (BMP's queue covers them all). */
+static size_t total_ranges(const splade_index *ix)
+{
+    size_t ranges = 0;
+    for (int i = 0; i < splade_index_n_segments(ix); i++)
+        ranges += ((size_t)splade_index_segment(ix, i)->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT;
+    return ranges;
+}
+
+static int reserve_bmp(splade_searcher *s, int S)
+{
+    if (s->range_ub)
+        return SPLADE_OK;
+    size_t ranges = total_ranges(s->ix);
+    s->range_ub = malloc((ranges + 1) * sizeof *s->range_ub);
+    s->range_ids = malloc((ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
+    s->range_heap = malloc((ranges + 1) * sizeof *s->range_heap);
+    s->parts = malloc((size_t)(S + 1) * sizeof *s->parts);
+    if (!s->range_ub || !s->range_ids || !s->range_heap || !s->parts)
+        return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
+    return SPLADE_OK;
 }
 
 static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
@@ -66,27 +93,15 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
     int S = splade_index_n_segments(s->ix);
     if (S > s->seg_cap) {
         free(s->seg_order);
+        free(s->seg_terms);
         s->seg_order = malloc((size_t)S * sizeof *s->seg_order);
-        s->seg_cap = s->seg_order ? S : 0;
-        if (!s->seg_order)
+        s->seg_terms = malloc((size_t)S * sizeof *s->seg_terms);
+        s->seg_cap = s->seg_order && s->seg_terms ? S : 0;
+        if (!s->seg_cap)
             return splade_fail(SPLADE_ERR_NOMEM, "segment order");
     }
-    if (algo == SPLADE_ALGO_BMP && !s->range_ub) {
-        size_t n_ranges = ((size_t)splade_index_max_segment_docs(s->ix) >> SPLADE_RANGE_SHIFT) + 1;
-        s->range_ub = malloc(n_ranges * sizeof *s->range_ub);
-        s->range_ids = malloc((n_ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
-        s->range_heap = malloc(n_ranges * sizeof *s->range_heap);
-        if (!s->range_ub || !s->range_ids || !s->range_heap)
-            return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
-        s->range_words = (uint32_t)(n_ranges / 64 + 1);
-    }
-    if (algo == SPLADE_ALGO_BMP && n > s->range_bits_cap) {
-        free(s->range_bits);
-        s->range_bits = malloc((size_t)n * s->range_words * sizeof *s->range_bits);
-        s->range_bits_cap = s->range_bits ? n : 0;
-        if (!s->range_bits)
-            return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
-    }
+    if (algo == SPLADE_ALGO_BMP)
+        return reserve_bmp(s, S);
     if (algo == SPLADE_ALGO_TAAT && !s->acc) {
         s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc);
         if (!s->acc)
@@ -95,8 +110,10 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
     return SPLADE_OK;
 }
 
-/* The query's cursors over segment g (its term ids); returns their number. */
-static int open_cursors(splade_searcher *s, const splade_segment *g, const splade_qvec *q)
+/* The query's cursors over segment g into c (their term ids into terms); returns their number.
+ * seek_only: cursors for cursor_seek (no block decoded yet). */
+static int open_cursors(splade_searcher *s, const splade_segment *g, const splade_qvec *q, cursor *c, int32_t *terms,
+                        int seek_only)
 {
     int n = 0;
     for (int32_t i = 0; i < q->n; i++) {
@@ -104,21 +121,24 @@ static int open_cursors(splade_searcher *s, const splade_segment *g, const splad
         splade_term_postings tp;
         splade_index_postings(g->ix, term, &tp); /* none for -1 */
         if (tp.n_postings && q->impacts[i]) {
-            s->terms[n] = term;
-            cursor_init(&s->cursors[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
+            terms[n] = term;
+            (seek_only ? cursor_init_seek : cursor_init)(&c[n++], &tp, q->impacts[i], &s->stats.blocks_decoded);
         }
     }
     return n;
 }
 
-/* Bound of any score in segment g: the sum of query impact × the term's largest impact there. */
-static uint64_t segment_bound(const splade_segment *g, const splade_qvec *q)
+/* Bound of any score in segment g: the sum of query impact × the term's largest impact there;
+ * *present = the query terms with postings there. */
+static uint64_t segment_bound(const splade_segment *g, const splade_qvec *q, int *present)
 {
     uint64_t b = 0;
+    *present = 0;
     for (int32_t i = 0; i < q->n; i++) {
         splade_term_postings tp;
         splade_index_postings(g->ix, splade_segment_term(g, q->terms[i]), &tp);
         b += (uint64_t)q->impacts[i] * tp.max_impact;
+        *present += tp.n_postings && q->impacts[i];
     }
     return b;
 }
@@ -135,7 +155,7 @@ static int order_segments(splade_searcher *s, const splade_qvec *q)
     int m = 0, S = splade_index_n_segments(s->ix);
     for (int i = 0; i < S; i++) {
         const splade_segment *g = splade_index_segment(s->ix, i);
-        uint64_t b = g->n_live ? segment_bound(g, q) : 0;
+        uint64_t b = g->n_live ? segment_bound(g, q, &s->seg_terms[i]) : 0;
         if (b)
             s->seg_order[m++] = b << 24 | (uint64_t)(0xFFFFFF - i);
     }
@@ -143,17 +163,60 @@ static int order_segments(splade_searcher *s, const splade_qvec *q)
     return m;
 }
 
+static const splade_segment *ordered_segment(const splade_searcher *s, int i)
+{
+    return splade_index_segment(s->ix, 0xFFFFFF - (int)(s->seg_order[i] & 0xFFFFFF));
+}
+
 static void search_segment(splade_searcher *s, const splade_qvec *q, splade_algo algo, topk *t)
 {
-    int n = open_cursors(s, s->seg, q);
+    int n = open_cursors(s, s->seg, q, s->cursors, s->terms, 0);
     if (algo == SPLADE_ALGO_TAAT)
         splade_taat(s, n, t);
     else if (algo == SPLADE_ALGO_WMAXSCORE)
         splade_wmaxscore(s, n, t);
-    else if (algo == SPLADE_ALGO_BMP)
-        splade_bmp(s, s->terms, n, t);
     else
         splade_maxscore(s, n, t, algo == SPLADE_ALGO_BMM);
+}
+
+/* BMP takes the m ordered segments at once: one range queue across them (bmp.c). Its cursors and
+ * range bitmaps are sized by the (segment, term) pairs that have postings, not terms × segments. */
+static int search_bmp(splade_searcher *s, const splade_qvec *q, int m, topk *t)
+{
+    size_t pairs = 0, words = 0;
+    for (int i = 0; i < m; i++) {
+        const splade_segment *g = ordered_segment(s, i);
+        size_t n = (size_t)s->seg_terms[0xFFFFFF - (int)(s->seg_order[i] & 0xFFFFFF)];
+        pairs += n;
+        words += n * ((((size_t)g->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT) / 64 + 1);
+    }
+    if (pairs > s->part_cap) {
+        free(s->part_cursors);
+        free(s->part_terms);
+        s->part_cursors = malloc(pairs * sizeof *s->part_cursors);
+        s->part_terms = malloc(pairs * sizeof *s->part_terms);
+        s->part_cap = s->part_cursors && s->part_terms ? pairs : 0;
+        if (!s->part_cap)
+            return splade_fail(SPLADE_ERR_NOMEM, "cursors for %zu segment terms", pairs);
+    }
+    if (words > s->range_bits_cap) {
+        free(s->range_bits);
+        s->range_bits = malloc(words * sizeof *s->range_bits);
+        s->range_bits_cap = s->range_bits ? words : 0;
+        if (!s->range_bits)
+            return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
+    }
+    size_t at = 0;
+    for (int i = 0; i < m; i++) {
+        bmp_part *p = &s->parts[i];
+        p->seg = ordered_segment(s, i);
+        p->cursors = s->part_cursors + at;
+        p->terms = s->part_terms + at;
+        p->n = open_cursors(s, p->seg, q, p->cursors, p->terms, 1);
+        at += (size_t)p->n;
+    }
+    splade_bmp(s, s->parts, m, t);
+    return SPLADE_OK;
 }
 
 int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
@@ -169,11 +232,13 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
      * most promising first; a segment whose bound is below the k-th score is not searched. */
     topk t = {s->heap, 0, k};
     int m = order_segments(s, q);
-    for (int i = 0; i < m; i++) {
+    if (algo == SPLADE_ALGO_BMP && (rc = search_bmp(s, q, m, &t)) < 0)
+        return rc;
+    for (int i = 0; i < m && algo != SPLADE_ALGO_BMP; i++) {
         uint64_t bound = s->seg_order[i] >> 24;
         if (t.n == t.k && bound < t.h[0].score)
             break; /* (an equal bound may still win a tie) */
-        s->seg = splade_index_segment(s->ix, 0xFFFFFF - (int)(s->seg_order[i] & 0xFFFFFF));
+        s->seg = ordered_segment(s, i);
         search_segment(s, q, algo, &t);
     }
     *n_hits = topk_sorted(&t, hits);

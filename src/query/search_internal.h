@@ -1,6 +1,7 @@
 /* Scratch space of one searching thread (search.c) and the methods it dispatches to. A search runs
  * each method on one segment at a time (s->seg), all of them filling one heap: internal ids are the
- * segment's; seg_offer and seg_can_enter bring in deletions, snapshot ids and the tie rule. */
+ * segment's; seg_offer and seg_can_enter bring in deletions, snapshot ids and the tie rule. BMP is
+ * the exception: it takes all segments at once (bmp_part), their ranges in one queue. */
 #ifndef SPLADE_QUERY_SEARCH_INTERNAL_H
 #define SPLADE_QUERY_SEARCH_INTERNAL_H
 
@@ -8,6 +9,18 @@
 #include "query/cursor.h"
 #include "query/topk.h"
 #include "splade/query.h"
+
+/* One segment of a BMP search: its cursors, and its ranges' place in the shared range queue. */
+typedef struct {
+    const splade_segment *seg;
+    cursor *cursors;   /* the query's terms in this segment */
+    int32_t *terms;    /* their term ids in the segment */
+    int n;
+    uint32_t first;    /* queue number of the segment's range 0 (set by splade_bmp) */
+    uint32_t n_ranges;
+    uint32_t words;    /* 64-bit words per term bitmap */
+    uint64_t *bits;    /* per term, a bitmap of the ranges it occurs in */
+} bmp_part;
 
 struct splade_searcher {
     const splade_index *ix;
@@ -19,12 +32,16 @@ struct splade_searcher {
     int32_t *terms;        /* term of each cursor (the segment's ids) */
     int cap;               /* terms the arrays above hold */
     uint32_t *acc;         /* TAAT accumulators, one per document (allocated on first use) */
-    uint32_t *range_ub;    /* BMP: score bound per doc-id range, and scratch (allocated on first use) */
+    uint32_t *range_ub;    /* BMP: score bound per doc-id range of every segment, and scratch (allocated on first use) */
     uint32_t *range_ids;
     uint64_t *range_heap;
-    uint64_t *range_bits;  /* per query term, a bitmap of the ranges it occurs in */
-    uint32_t range_words;  /* 64-bit words per bitmap */
-    int range_bits_cap;    /* terms the bitmaps hold */
+    uint64_t *range_bits;  /* bmp_part.bits of every segment */
+    size_t range_bits_cap; /* 64-bit words range_bits holds */
+    bmp_part *parts;       /* BMP: one per segment searched */
+    cursor *part_cursors;  /* BMP: bmp_part.cursors and .terms of every segment */
+    int32_t *part_terms;
+    size_t part_cap;       /* (segment, term) pairs they hold */
+    int *seg_terms;        /* query terms with postings, per segment (order_segments) */
     topk_hit *heap;
     int heap_cap;
     uint64_t *seg_order;   /* segments by decreasing bound for the query */
@@ -58,7 +75,10 @@ void splade_order_by_bound(splade_searcher *s, int n);
 /* Each adds the current segment's hits for the query's n cursors (already initialized) into t. */
 void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max);
 void splade_taat(splade_searcher *s, int n, topk *t);
+void splade_taat_cursors(splade_searcher *s, const cursor *c, int n, topk *t); /* the n cursors at c */
 void splade_wmaxscore(splade_searcher *s, int n, topk *t);
-void splade_bmp(splade_searcher *s, const int32_t *terms, int n, topk *t);
+/* Adds the hits of the m segments of parts (seg, cursors, terms, n set) into t: every segment's
+ * ranges are ordered together by their bounds against the one heap. */
+void splade_bmp(splade_searcher *s, bmp_part *parts, int m, topk *t);
 
 #endif

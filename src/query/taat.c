@@ -24,9 +24,14 @@ static void add_list(splade_searcher *s, const cursor *c, uint32_t n_docs)
 
 void splade_taat(splade_searcher *s, int n, topk *t)
 {
+    splade_taat_cursors(s, s->cursors, n, t);
+}
+
+void splade_taat_cursors(splade_searcher *s, const cursor *c, int n, topk *t)
+{
     uint32_t n_docs = s->seg->n_docs;
     for (int i = 0; i < n; i++)
-        add_list(s, &s->cursors[i], n_docs);
+        add_list(s, &c[i], n_docs);
     uint32_t theta = topk_threshold(t); /* below it nothing enters; a tie is decided by seg_offer */
     for (uint32_t d = 0; d < n_docs; d++) {
         uint32_t a = s->acc[d];

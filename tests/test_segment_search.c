@@ -1,0 +1,290 @@
+/* Search across segments against brute force: random collections (a --vectors index) split into a
+ * random number of segments (1 to 12, some of them reordered, some emptied by deletions), random
+ * deletions, weights from a small set (heavy score ties) or continuous; every method at k = 1, 10,
+ * 100 (and more than the live documents) must return exactly the brute-force top k of the live
+ * documents: scores from the quantized weights, ties to the document added first, deleted documents
+ * never. BMP orders the ranges of all segments in one queue (src/query/bmp.c) and the other methods
+ * search the segments by decreasing bound from one shared heap: both prune across segments, which
+ * is what this test stresses. One searcher answers every query and method of an index, so its
+ * scratch is reused and regrown across methods. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "index/format.h"
+#include "splade.h"
+#include "splade/build.h"
+#include "splade/index.h"
+#include "splade/query.h"
+#include "splade/segments.h"
+
+#define VOCAB 400
+#define MAX_TERMS 30
+
+typedef struct {
+    int n;
+    int32_t tok[MAX_TERMS]; /* token "w<tok>" */
+    float w[MAX_TERMS];
+    int deleted;
+} vdoc;
+
+static uint64_t rng;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+/* Skewed tokens (low ids frequent); weights coarse (ties) or continuous, some above the index's
+ * quantization maximum (clipped to 255 like the brute force does). `topic` adds strong tokens of a
+ * small group, so that ranges differ and BMP's bounds prune. */
+static void random_doc(vdoc *v, int coarse, int topic)
+{
+    int want = 1 + (int)(rnd() % MAX_TERMS);
+    v->n = 0;
+    v->deleted = 0;
+    for (int i = 0; i < want; i++) {
+        uint32_t a = rnd() % VOCAB, b = rnd() % VOCAB;
+        int32_t t = i < want / 3 ? (int32_t)(topic * 10 + (int)(rnd() % 10)) % VOCAB : (int32_t)(a < b ? a : b);
+        int seen = 0;
+        for (int j = 0; j < v->n; j++)
+            seen |= v->tok[j] == t;
+        if (seen)
+            continue;
+        v->tok[v->n] = t;
+        v->w[v->n++] = coarse ? (float)(1 + rnd() % 4) * 0.5f : 2.5f * (float)(1 + rnd() % 10000) / 10000.0f;
+    }
+}
+
+static void doc_id(int i, char *out, size_t len)
+{
+    snprintf(out, len, "d%d", i);
+}
+
+static splade_index_builder *builder_of(const vdoc *docs, int from, int to)
+{
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+    for (int i = from; i < to; i++) {
+        uint32_t doc;
+        int32_t terms[MAX_TERMS];
+        char id[24];
+        doc_id(i, id, sizeof id);
+        assert_int_equal(splade_builder_add_doc(b, "test", id, "", id, i - from + 1, &doc), 0);
+        for (int j = 0; j < docs[i].n; j++) {
+            char tok[16];
+            snprintf(tok, sizeof tok, "w%d", docs[i].tok[j]);
+            assert_int_equal(splade_builder_term(b, tok, strlen(tok), &terms[j]), 0);
+        }
+        assert_int_equal(splade_builder_set_vector(b, doc, terms, docs[i].w, docs[i].n), 0);
+    }
+    splade_builder_set_threads(b, 1 + (int)(rnd() % 2));
+    return b;
+}
+
+static void remove_dir(char *dir)
+{
+    DIR *d = opendir(dir);
+    char path[4096];
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+    free(dir);
+}
+
+/* Documents [0, n) in `segments` consecutive segments of random sizes: the first written as an
+ * index, the others added without merging. Returns the folder. */
+static char *segmented(const vdoc *docs, int n, int segments, float scale)
+{
+    char *dir = strdup("/tmp/splade_test_segsearchXXXXXX");
+    assert_non_null(mkdtemp(dir));
+    int *cut = calloc((size_t)segments + 1, sizeof *cut);
+    for (int s = 1; s < segments; s++)
+        cut[s] = 1 + (int)(rnd() % (uint32_t)(n - 1));
+    cut[segments] = n;
+    for (int s = 1; s < segments; s++) /* sort the cuts (insertion) */
+        for (int j = s; j > 1 && cut[j - 1] > cut[j]; j--) {
+            int x = cut[j];
+            cut[j] = cut[j - 1];
+            cut[j - 1] = x;
+        }
+    splade_index_builder *b = builder_of(docs, 0, cut[1]);
+    assert_int_equal(splade_builder_set_doc_scale(b, scale), 0);
+    splade_builder_allow_empty(b, 1);
+    assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+    splade_builder_free(b);
+    for (int s = 1; s < segments; s++) {
+        if (cut[s] == cut[s + 1])
+            continue; /* two equal cuts: one segment fewer */
+        b = builder_of(docs, cut[s], cut[s + 1]);
+        splade_add_opts o = {.no_merge = 1};
+        if (splade_index_add(b, dir, &o, NULL) < 0)
+            fail_msg("add: %s", splade_error_detail());
+        splade_builder_free(b);
+    }
+    free(cut);
+    return dir;
+}
+
+/* Deletes a random share of the documents, sometimes every document of a stretch (a whole segment
+ * may go). */
+static void delete_some(const char *dir, vdoc *docs, int n)
+{
+    int share = (int)(rnd() % 4), from = (int)(rnd() % (uint32_t)n), len = rnd() % 3 == 0 ? n / 4 : 0;
+    char **ids = calloc((size_t)n, sizeof *ids);
+    size_t m = 0;
+    for (int i = 0; i < n; i++)
+        if ((share && rnd() % 10 < (uint32_t)share) || (i >= from && i < from + len)) {
+            ids[m] = malloc(24);
+            doc_id(i, ids[m++], 24);
+            docs[i].deleted = 1;
+        }
+    if (m)
+        assert_int_equal(splade_index_delete(dir, (const char *const *)ids, m, 1, NULL), 0);
+    for (size_t i = 0; i < m; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+typedef struct {
+    uint32_t score;
+    int pos; /* the document's input position = its sequence order */
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The live documents' top k by (score desc, position asc), from the quantized weights. */
+static int brute_force(const vdoc *docs, int n, const uint8_t *qimp, float max, int k, ranked *out)
+{
+    ranked *all = malloc(((size_t)n + 1) * sizeof *all);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t s = 0;
+        for (int j = 0; j < docs[i].n; j++)
+            s += (uint32_t)qimp[docs[i].tok[j]] * splade_quantize(docs[i].w[j], max);
+        if (s > 0 && !docs[i].deleted)
+            all[m++] = (ranked){s, i};
+    }
+    qsort(all, (size_t)m, sizeof *all, cmp_ranked);
+    if (m > k)
+        m = k;
+    memcpy(out, all, (size_t)m * sizeof *out);
+    free(all);
+    return m;
+}
+
+/* A random query over the tokens; qimp[token] = its quantized impact in q (0: absent). */
+static void random_query(splade_index *ix, int coarse, splade_qvec *q, uint8_t *qimp)
+{
+    int n = 1 + (int)(rnd() % 16), topic = (int)(rnd() % (VOCAB / 10));
+    int32_t terms[32], toks[32];
+    float w[32];
+    for (int i = 0; i < n; i++) {
+        toks[i] = i < n / 2 ? topic * 10 + (int)(rnd() % 10) : (int)(rnd() % (VOCAB + 10)); /* some unknown */
+        char tok[16];
+        snprintf(tok, sizeof tok, "w%d", toks[i]);
+        terms[i] = splade_index_term_lookup(ix, tok, strlen(tok));
+        w[i] = coarse ? (float)(1 + rnd() % 3) : (float)(1 + rnd() % 1000) / 300.0f;
+    }
+    assert_int_equal(splade_qvec_build(terms, w, n, splade_index_get_info(ix)->n_terms, q), 0);
+    memset(qimp, 0, VOCAB + 10);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; terms[i] >= 0 && j < q->n; j++)
+            if (q->terms[j] == terms[i])
+                qimp[toks[i]] = q->impacts[j];
+}
+
+static void check_index(splade_index *ix, const vdoc *docs, int n, int coarse, const char *what)
+{
+    float max = splade_scale_max(splade_index_get_info(ix)->doc_scale);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    static const int ks[] = {1, 10, 100, 5000};
+    ranked want[5000];
+    splade_hit got[5000];
+    uint8_t qimp[VOCAB + 10];
+    for (int qi = 0; qi < 10; qi++) {
+        splade_qvec q;
+        random_query(ix, coarse, &q, qimp);
+        for (int ki = 0; ki < 4; ki++) {
+            int k = ks[ki], nw = brute_force(docs, n, qimp, max, k, want);
+            for (int algo = 0; algo < 5; algo++) {
+                int ng = -1;
+                assert_int_equal(splade_search(s, &q, k, (splade_algo)algo, got, &ng), 0);
+                if (ng != nw)
+                    fail_msg("%s query %d algo %d k=%d: %d hits, brute force %d", what, qi, algo, k, ng, nw);
+                for (int i = 0; i < nw; i++) {
+                    size_t len;
+                    const char *id = splade_index_doc_id(ix, got[i].doc, &len);
+                    char want_id[24];
+                    doc_id(want[i].pos, want_id, sizeof want_id);
+                    if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
+                        fail_msg("%s query %d algo %d k=%d rank %d: %.*s (%u), brute force %s (%u)", what, qi, algo, k,
+                                 i, (int)len, id, got[i].score, want_id, want[i].score);
+                }
+            }
+        }
+        splade_qvec_free(&q);
+    }
+    splade_searcher_free(s);
+}
+
+static void run_seed(uint64_t seed)
+{
+    rng = seed * 0x9E3779B97F4A7C15ull + 3;
+    int coarse = (int)(seed % 2), n = seed % 4 == 0 ? 3000 + (int)(rnd() % 4000) : 2 + (int)(rnd() % 1500);
+    int segments = 1 + (int)(rnd() % 12);
+    if (segments > n)
+        segments = n;
+    vdoc *docs = calloc((size_t)n, sizeof *docs);
+    for (int i = 0; i < n; i++)
+        random_doc(&docs[i], coarse, (int)((uint64_t)i * 37 % (VOCAB / 10)));
+    char *dir = segmented(docs, n, segments, 0.004f + (float)(rnd() % 8) * 0.001f);
+    if (rnd() % 4)
+        delete_some(dir, docs, n);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    char what[64];
+    snprintf(what, sizeof what, "seed %llu (%d docs, %d segments)", (unsigned long long)seed, n,
+             splade_index_segment_count(ix));
+    check_index(ix, docs, n, coarse, what);
+    splade_index_close(ix);
+    remove_dir(dir);
+    free(docs);
+}
+
+static void test_segments_match_brute_force(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 24; seed++)
+        run_seed(seed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_segments_match_brute_force),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
