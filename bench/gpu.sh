@@ -92,6 +92,10 @@ if [ $PRE_OK = 0 ]; then
         say "BUILD FAILED"; tail -30 "$LOG"; exit 1
     fi
 fi
+# the random-weight models of other architectures (DistilBERT, Router, multilingual) that
+# test_models compares on the GPU: written here (pure Python, ~35 s) rather than carried (65 MB)
+[ -d cache/rand-distilbert ] || { say "make_model_goldens.py --models-only (test models)";
+    python3 tools/make_model_goldens.py --models-only >>"$LOG" 2>&1 || say "  test models FAILED"; }
 TESTS=""
 for t in tests/test_*.c; do
     n=$(basename "$t" .c)
