@@ -73,8 +73,9 @@ typedef struct {
 
 /* Merges the live segments into one, dropping deleted documents (max_segments <= 0), or only the
  * smallest ones, so that at most max_segments remain. Keeps each document's sequence number (the
- * tie order) and the index's doc_scale: searches answer exactly as before. This version decodes the
- * merged segments into memory (docs/FORMAT.md); a streaming merge is the next step. */
+ * tie order) and the index's doc_scale: searches answer exactly as before. The merge streams posting
+ * lists term by term (docs/FORMAT.md, "Merging"): its memory is bounded by the merged segment's term
+ * and block tables and one term's postings, not by the collection. */
 SPLADE_API int splade_index_merge(const char *dir, int max_segments, int threads, splade_merge_stats *st);
 
 /* ---- inspecting an open index ---- */

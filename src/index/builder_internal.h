@@ -140,6 +140,12 @@ int splade_dir_lock_holds(const splade_dir_lock *l, const char *dir);
 void splade_remove_stale(const char *dir);
 /* Creates DIR/<prefix><pid>-<random> exclusively (O_EXCL), its path into tmp. */
 int splade_create_temp(const char *dir, const char *prefix, char *tmp, size_t cap, int *fd);
+/* The prefix of an index file's temporaries (DIR/.index.spx.tmp-<pid>-<random>). */
+#define SPLADE_TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
+/* Makes the complete temporary file fd (at tmp) DIR/name: fsync and verify (on threads), a last
+ * look at *cancel (may be NULL), rename, fsync DIR. Removes tmp on failure; closes fd. */
+int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads,
+                        const volatile int *cancel, double *verify_s);
 /* fsync of a folder (after a rename in it). */
 int splade_sync_dir(const char *dir);
 

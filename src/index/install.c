@@ -22,7 +22,7 @@
 #include "splade.h"
 #include "splade/build.h"
 
-#define TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
+#define TMP_PREFIX SPLADE_TMP_PREFIX
 #define LOCK_FILE ".lock"
 /* temporaries of every writer (segments.c, manifest.c, deletions.c write the other two) */
 static const char *const tmp_prefixes[] = {TMP_PREFIX, "." SPLADE_MANIFEST_FILE ".tmp-", ".del.tmp-"};
@@ -320,28 +320,23 @@ static int cancelled(const splade_index_builder *b, const char *dir, const char 
                        "untouched", dir, stage);
 }
 
-/* Write, fsync and verify, then rename: only a file both durable and verified takes the index's
- * name, and only the file we wrote (the name is checked to still lead to our descriptor's file). */
-static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
-                             const char *name, splade_build_stats *st)
+/* fsync and verify the complete temporary file fd (at tmp), then rename it onto DIR/name and fsync
+ * DIR: only a file both durable and verified takes the name, and only the file we wrote (the name
+ * is checked to still lead to our descriptor's file). On failure tmp is removed. fd is closed. */
+int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads,
+                        const volatile int *cancel, double *verify_s)
 {
-    char tmp[4096], final[4096];
+    char final[4096];
+    int rc = SPLADE_OK;
     if (snprintf(final, sizeof final, "%s/%s", dir, name) >= (int)sizeof final)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
-    int fd = -1;
-    int rc = splade_create_temp(dir, TMP_PREFIX, tmp, sizeof tmp, &fd);
-    if (rc < 0)
-        return rc;
-    int threads = splade_build_threads(b->threads, inv->n_postings);
-    rc = splade_write_file(b, inv, fd, tmp, threads, &st->file_bytes);
-    if (rc == 0)
-        rc = cancelled(b, dir, "after writing the file");
+        rc = splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
     double t0 = now_s();
     if (rc == 0)
         rc = sync_and_verify(fd, tmp, threads);
-    st->verify_s = now_s() - t0;
-    if (rc == 0)
-        rc = cancelled(b, dir, "after verifying the file");
+    *verify_s = now_s() - t0;
+    if (rc == 0 && cancel && *cancel)
+        rc = splade_fail(SPLADE_ERR_CANCELLED, "%s: build cancelled by the caller after verifying the file; "
+                         "the previous index is untouched", dir);
     if (rc == 0 && !same_file(fd, tmp))
         rc = splade_fail(SPLADE_ERR_IO, "%s: the temporary file was replaced or removed during the build", tmp);
     if (rc == 0 && rename(tmp, final) != 0)
@@ -351,6 +346,28 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
     if (close(fd) != 0 && rc == 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", final, strerror(errno));
     return rc < 0 ? rc : splade_sync_dir(dir);
+}
+
+/* Write, fsync and verify, then rename (splade_install_temp). */
+static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
+                             const char *name, splade_build_stats *st)
+{
+    char tmp[4096];
+    int fd = -1;
+    int rc = splade_create_temp(dir, TMP_PREFIX, tmp, sizeof tmp, &fd);
+    if (rc < 0)
+        return rc;
+    int threads = splade_build_threads(b->threads, inv->n_postings);
+    rc = splade_write_file(b, inv, fd, tmp, threads, &st->file_bytes);
+    if (rc == 0)
+        rc = cancelled(b, dir, "after writing the file");
+    if (rc < 0) {
+        if (same_file(fd, tmp))
+            unlink(tmp);
+        close(fd);
+        return rc;
+    }
+    return splade_install_temp(fd, tmp, dir, name, threads, b->cancel, &st->verify_s);
 }
 
 /* Inverts and installs as DIR/name, with the folder locked. */
