@@ -31,7 +31,8 @@ static const char usage_text[] =
     "one impact unit instead of the largest weight / 255 (to compare with a segmented index: see `info`).\n"
     "--memory SIZE (512M, 4G; default: a quarter of the physical memory): when the documents and their\n"
     "inversion would need more, they are written as a segment and the build goes on; all segments are\n"
-    "installed together at the end (docs/FORMAT.md, \"Bounded-memory builds\").\n";
+    "installed together at the end, then, when there are more than 10, the smallest are merged so that 10\n"
+    "remain (docs/FORMAT.md, \"Bounded-memory builds\").\n";
 
 typedef struct {
     const char *corpus, *out, *model, *vectors, *device, *precision;
@@ -89,7 +90,7 @@ static int parse(int argc, char **argv, build_opts *o)
 }
 
 static void print_summary(const build_opts *o, const splade_build_stats *st, uint32_t skipped, double secs,
-                          const char *dir)
+                          const char *dir, int merged)
 {
     if (o->quiet)
         return;
@@ -100,7 +101,10 @@ static void print_summary(const build_opts *o, const splade_build_stats *st, uin
     char path[4096];
     snprintf(path, sizeof path, "%s/MANIFEST", dir);
     if (access(path, F_OK) == 0) { /* segments: a bounded build (--memory), or a build into a segmented folder */
-        printf("index: %s (segments, %.1f MB; see `splade-index info`)\n", dir, st->file_bytes / 1e6);
+        printf("index: %s (segments, %.1f MB written", dir, st->file_bytes / 1e6);
+        if (merged) /* the size-tiered policy after a bounded build (docs/FORMAT.md) */
+            printf("; %d of them merged into one", merged);
+        printf("; see `splade-index info`)\n");
         return;
     }
     printf("index: %s/%s (%.1f MB, %.2f bytes per posting)\n", dir, SPLADE_INDEX_FILE, st->file_bytes / 1e6,
@@ -186,9 +190,10 @@ int cmd_build(int argc, char **argv)
     splade_build_stats st;
     if (rc == 0)
         rc = splade_builder_write(b, dir, &st);
+    int merged = splade_builder_merged(b);
     splade_builder_free(b);
     if (rc < 0)
         return fail(rc);
-    print_summary(&o, &st, io.skipped, splade_cli_now() - t0, dir);
+    print_summary(&o, &st, io.skipped, splade_cli_now() - t0, dir, merged);
     return 0;
 }

@@ -73,6 +73,8 @@ struct splade_index_builder {
     strtab seen;           /* ids of spilled documents (duplicate check), hashed */
     long *seen_lines;
     uint32_t seen_cap;
+    int merge_limit;       /* a bounded build's merge policy (splade_builder_set_merge_policy): 0 default, < 0 off */
+    int n_merged;          /* out: segments the policy merged after the last bounded build */
 };
 
 /* Document d's forward terms / weights (fwd_len[d] of them). The arrays stay NULL while no document

@@ -287,7 +287,6 @@ done:
     return rc;
 }
 
-int splade_merge_locked(const char *dir, int max_segments, int threads, splade_merge_stats *st);
 
 void splade_add_opts_init(splade_add_opts *o)
 {

@@ -4,6 +4,7 @@
 
 #include "index/builder_internal.h"
 #include "index/manifest.h"
+#include "splade/segments.h"
 #include "splade/index.h"
 
 /* `build` into a folder with a MANIFEST: the builder's documents become the only segment of the
@@ -28,6 +29,10 @@ int splade_segments_install(const char *dir, const splade_manifest *m);
  * picked segments removed); its size into *bytes_out. merge.c. */
 int splade_segments_merge_into(const splade_index *ix, const char *dir, const int *pick, int threads,
                                splade_manifest *out, uint64_t *bytes_out);
+
+/* The merge of segments.h with the folder's lock held (merge.c): also the size-tiered policy after
+ * an add and after a bounded build. */
+int splade_merge_locked(const char *dir, int max_segments, int threads, splade_merge_stats *st);
 
 typedef struct {
     uint32_t n_docs;     /* live documents merged */
