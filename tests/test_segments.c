@@ -725,6 +725,29 @@ static void test_merge_drops_dead_tokens(void **state)
     remove_dir(dir);
 }
 
+/* A merge whose cancel flag is set stops before installing anything: same generation, no strays. */
+static void test_merge_cancelled(void **state)
+{
+    (void)state;
+    char *dir = small_index(3);
+    uint64_t g = generation_of(dir);
+    volatile int flag = 1;
+    splade_merge_opts o;
+    splade_merge_opts_init(&o);
+    o.cancel = &flag;
+    assert_int_equal(splade_index_merge_opts(dir, &o, NULL), SPLADE_ERR_CANCELLED);
+    assert_non_null(strstr(splade_error_detail(), "cancelled"));
+    assert_int_equal(generation_of(dir), g);
+    assert_int_equal(segments_of(dir), 3);
+    check_no_strays(dir);
+    flag = 0;
+    splade_merge_stats st;
+    assert_int_equal(splade_index_merge_opts(dir, &o, &st), 0);
+    assert_int_equal(st.n_merged, 3);
+    assert_int_equal(segments_of(dir), 1);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -737,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_two_writers),
         cmocka_unit_test(test_bounded_build_merge_policy),
         cmocka_unit_test(test_merge_drops_dead_tokens),
+        cmocka_unit_test(test_merge_cancelled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,12 +20,12 @@ static int by_seq_base(const void *a, const void *b)
 }
 
 int splade_segments_merge_into(const splade_index *ix, const char *dir, const int *pick, int threads,
-                               splade_manifest *out, uint64_t *bytes_out)
+                               const volatile int *cancel, splade_manifest *out, uint64_t *bytes_out)
 {
     splade_manifest_seg e = {0};
     snprintf(e.file, sizeof e.file, "seg-%llu.spx", (unsigned long long)out->generation);
     splade_merge_result r = {0};
-    int rc = splade_merge_stream(ix, dir, e.file, pick, threads, out->doc_scale, out->next_seq, &r);
+    int rc = splade_merge_stream(ix, dir, e.file, pick, threads, cancel, out->doc_scale, out->next_seq, &r);
     if (rc < 0)
         return rc;
     *bytes_out = r.bytes;
@@ -67,7 +67,8 @@ static int choose(const splade_index *ix, int max_segments, int *pick)
     return want;
 }
 
-int splade_merge_locked(const char *dir, int max_segments, int threads, splade_merge_stats *st)
+int splade_merge_locked(const char *dir, int max_segments, int threads, const volatile int *cancel,
+                        splade_merge_stats *st)
 {
     memset(st, 0, sizeof *st);
     splade_index *ix = NULL;
@@ -96,7 +97,7 @@ int splade_merge_locked(const char *dir, int max_segments, int threads, splade_m
                 st->n_dropped += si.n_deleted;
                 st->n_docs += ix->segs[s].n_live;
             }
-        rc = splade_segments_merge_into(ix, dir, pick, threads, &m, &st->bytes_out);
+        rc = splade_segments_merge_into(ix, dir, pick, threads, cancel, &m, &st->bytes_out);
         if (rc == 0)
             rc = splade_segments_install(dir, &m);
         if (rc == 0) {
@@ -111,18 +112,36 @@ int splade_merge_locked(const char *dir, int max_segments, int threads, splade_m
     return rc;
 }
 
-int splade_index_merge(const char *dir, int max_segments, int threads, splade_merge_stats *st)
+void splade_merge_opts_init(splade_merge_opts *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+int splade_index_merge_opts(const char *dir, const splade_merge_opts *opts, splade_merge_stats *st)
 {
     splade_merge_stats local;
     st = st ? st : &local;
     memset(st, 0, sizeof *st);
+    splade_merge_opts o;
+    splade_merge_opts_init(&o);
+    if (opts)
+        o = *opts;
     if (!dir)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_merge: NULL argument");
     splade_dir_lock lock;
     int rc = splade_dir_lock_take(dir, &lock);
     if (rc < 0)
         return rc;
-    rc = splade_merge_locked(dir, max_segments, threads, st);
+    rc = splade_merge_locked(dir, o.max_segments, o.threads, o.cancel, st);
     splade_dir_lock_release(&lock);
     return rc;
+}
+
+int splade_index_merge(const char *dir, int max_segments, int threads, splade_merge_stats *st)
+{
+    splade_merge_opts o;
+    splade_merge_opts_init(&o);
+    o.max_segments = max_segments;
+    o.threads = threads;
+    return splade_index_merge_opts(dir, &o, st);
 }

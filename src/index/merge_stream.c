@@ -116,6 +116,7 @@ typedef struct {
     uint32_t n_docs;
     uint64_t seq_base;
     int dynamic;      /* --vectors vocabulary: terms without postings are left out */
+    const volatile int *cancel;
     /* one term's merged postings */
     uint32_t *docs;
     uint8_t *imps;
@@ -451,8 +452,11 @@ static int postings_and_ranges(merger *m, ostream *o, ostream *r, uint8_t *buf)
     uint32_t total = (uint32_t)(((uint64_t)m->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT);
     int rc = os_begin(o);
     uint64_t post0 = os_pos(o);
-    for (uint32_t t = 0; rc == 0 && t < m->ix->info.n_terms; t++)
+    for (uint32_t t = 0; rc == 0 && t < m->ix->info.n_terms; t++) {
+        if (m->cancel && *m->cancel)
+            return splade_fail(SPLADE_ERR_CANCELLED, "merge cancelled by the caller; the previous generation is untouched");
         rc = merge_term(m, (int32_t)t, total, o, r, post0, 0);
+    }
     if (rc == 0)
         rc = os_put(o, pad, sizeof pad);
     if (rc == 0)
@@ -575,10 +579,10 @@ static void merger_free(merger *m)
 }
 
 int splade_merge_stream(const splade_index *ix, const char *dir, const char *name, const int *pick, int threads,
-                        float doc_scale, uint64_t next_seq, splade_merge_result *res)
+                        const volatile int *cancel, float doc_scale, uint64_t next_seq, splade_merge_result *res)
 {
     uint32_t T = ix->info.n_terms;
-    merger m = {.ix = ix, .pick = pick, .dynamic = (ix->info.flags & SPLADE_IX_SORTED_VOCAB) != 0,
+    merger m = {.ix = ix, .pick = pick, .cancel = cancel, .dynamic = (ix->info.flags & SPLADE_IX_SORTED_VOCAB) != 0,
                 .obase = calloc((size_t)ix->n_segs + 1, sizeof *m.obase),
                 .terms = calloc((size_t)T + 1, sizeof *m.terms), .rterms = calloc((size_t)T + 1, sizeof *m.rterms),
                 .kept = malloc(((size_t)T + 1) * sizeof *m.kept)};
@@ -605,6 +609,6 @@ int splade_merge_stream(const splade_index *ix, const char *dir, const char *nam
         close(fd);
         return rc;
     }
-    return splade_install_temp(fd, tmp, dir, name, splade_build_threads(threads, res->n_postings), NULL,
+    return splade_install_temp(fd, tmp, dir, name, splade_build_threads(threads, res->n_postings), cancel,
                                &res->verify_s);
 }

@@ -210,7 +210,8 @@ int splade_spill_install_build(splade_index_builder *b, const char *dir, splade_
     b->spills_installed = rc == 0;
     if (rc == 0 && b->merge_limit >= 0) { /* the size-tiered policy of add: the smallest merged, streamed */
         splade_merge_stats ms;
-        rc = splade_merge_locked(dir, b->merge_limit ? b->merge_limit : SPLADE_MERGE_POLICY_SEGMENTS, b->threads, &ms);
+        rc = splade_merge_locked(dir, b->merge_limit ? b->merge_limit : SPLADE_MERGE_POLICY_SEGMENTS, b->threads,
+                                b->cancel, &ms);
         b->n_merged = ms.n_merged;
     }
     *st = b->spill_st; /* times per phase and bytes summed over the segments */
