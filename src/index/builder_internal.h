@@ -53,7 +53,6 @@ struct splade_index_builder {
     int fixed_time;        /* build_time was given (splade_builder_set_build_time), else the time of writing */
     uint64_t build_time;   /* Unix seconds recorded in the index when fixed_time */
     float fixed_scale;     /* doc_scale to quantize with (splade_builder_set_doc_scale); 0: the collection's */
-    uint32_t *seqoff;      /* per document: its sequence offset (DOCSEQ); NULL: its position (merge sets it) */
     uint64_t n_clipped;    /* out: postings saturated at 255 under fixed_scale (last write) */
     float written_scale;   /* out: the doc_scale of the last file written */
     splade_dir_lock lock;  /* taken by splade_builder_lock, released by splade_builder_free */
@@ -123,10 +122,6 @@ int splade_builder_maybe_spill(splade_index_builder *b);
 int splade_spill_install_build(splade_index_builder *b, const char *dir, splade_build_stats *st);
 /* Unlinks the spilled segments that were never installed (a failed build or add). */
 void splade_spill_discard(splade_index_builder *b);
-
-/* Document doc's sequence offset (merge.c keeps the documents' original order across a merge):
- * stored in DOCSEQ. Documents without one keep their position. */
-int splade_builder_set_seq_offset(splade_index_builder *b, uint32_t doc, uint32_t off);
 
 /* Inverts and installs the builder's documents as DIR/name (a segment: segments.c) instead of
  * DIR/index.spx, the caller holding DIR's lock (b's, or `lock`'s). Same steps as

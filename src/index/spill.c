@@ -130,8 +130,6 @@ static int forget_documents(splade_index_builder *b)
     }
     strtab_free(&b->ids);
     strtab_free(&b->store);
-    free(b->seqoff);
-    b->seqoff = NULL;
     b->fn = 0;
     b->n_vectors = 0;
     b->n_truncated = 0;
