@@ -155,3 +155,27 @@ def test_add_corpus_equals_cli_add(example_index, tmp_path):
     assert any(d.startswith("new-") for d in ids.ravel())
     info = ix.info()
     assert len(info["segments"]) == 2 and info["segments"][1]["n_docs"] == 20
+
+
+def test_merge_cancel_flag_reaches_the_library(tmp_path, monkeypatch):
+    """Index.merge passes its cancel flag (the one Ctrl-C sets) to splade_index_merge_opts: a flag
+    already set stops the merge with CancelledError and the generation stays; then it merges."""
+    from splade_index import Index, CancelledError, _call
+    rng = np.random.default_rng(11)
+    x, ids = random_docs(rng, 40, 0)
+    ix = Index.build(str(tmp_path / "ix"), vectors=x, ids=ids)
+    y, yids = random_docs(rng, 40, 40)
+    ix.add(vectors=y, ids=yids, merge=False)
+    g = ix.info()["generation"]
+
+    class SetFlag(_call.Flag):
+        def __init__(self):
+            super().__init__()
+            self.set()
+    monkeypatch.setattr(_call, "Flag", SetFlag)
+    with pytest.raises(CancelledError, match="cancelled"):
+        ix.merge()
+    assert ix.info()["generation"] == g and len(ix.info()["segments"]) == 2
+    assert sorted(os.listdir(tmp_path / "ix")) == sorted(["MANIFEST", "index.spx", ix.info()["segments"][1]["file"]])
+    monkeypatch.undo()
+    assert ix.merge()["n_merged"] == 2 and len(ix.info()["segments"]) == 1
