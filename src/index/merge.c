@@ -72,7 +72,9 @@ int splade_merge_locked(const char *dir, int max_segments, int threads, const vo
 {
     memset(st, 0, sizeof *st);
     splade_index *ix = NULL;
-    int rc = splade_index_open_threads(dir, threads > 0 ? threads : 1, &ix);
+    int rc = splade_snapshot_open_lean(dir, threads > 0 ? threads : 1, &ix);
+    if (rc == 1) /* no MANIFEST: a single file (nothing to merge) or no index */
+        rc = splade_index_open_threads(dir, threads > 0 ? threads : 1, &ix);
     if (rc == SPLADE_ERR_NOT_FOUND)
         return splade_fail(rc, "%s: no index here (create one with `splade-index build`)", dir);
     if (rc < 0)

@@ -49,6 +49,10 @@ struct splade_index {
 /* Opens the snapshot named by DIR/MANIFEST (snapshot.c); SPLADE_ERR_NOT_FOUND when there is none. */
 int splade_snapshot_open(const char *dir, int threads, splade_index **out);
 void splade_snapshot_free(splade_index *ix);
+/* The same for a merge, which streams the segments once: each file's pages, read by its checks, are
+ * released from the process (MADV_DONTNEED; they stay in the page cache) before the next file is
+ * opened, so the open costs one segment of RSS, not the index. */
+int splade_snapshot_open_lean(const char *dir, int threads, splade_index **out);
 /* A zeroed index with its lock ready (reader.c). */
 splade_index *splade_index_alloc(void);
 /* The segment of snapshot document g (< n_docs) and its internal id there. */
