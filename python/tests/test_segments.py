@@ -179,3 +179,22 @@ def test_merge_cancel_flag_reaches_the_library(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path / "ix")) == sorted(["MANIFEST", "index.spx", ix.info()["segments"][1]["file"]])
     monkeypatch.undo()
     assert ix.merge()["n_merged"] == 2 and len(ix.info()["segments"]) == 1
+
+
+def test_bounded_add_writes_several_segments(tmp_path):
+    """memory= (`add --memory`): past the budget the documents so far become a segment; all of them
+    are installed together and answer like one build; then the policy merges them down."""
+    from splade_index import Index
+    rng = np.random.default_rng(5)
+    x, ids = random_docs(rng, 50, 0)
+    vocab = [str(i) for i in range(V)]
+    ix = Index.build(str(tmp_path / "ix"), vectors=x, ids=ids, vocab=vocab)
+    y, yids = random_docs(rng, 1500, 50)
+    st = ix.add(vectors=y, ids=yids, vocab=vocab, memory=64 << 10, merge=False)
+    segs = ix.info()["segments"]
+    assert st["n_added"] == 1500 and len(segs) >= 3 and st["generation"] == 1
+    live = [(d, x.getrow(i)) for i, d in enumerate(ids)] + [(d, y.getrow(i)) for i, d in enumerate(yids)]
+    assert_same_as_single_build(ix, live, tmp_path, rng)
+    st = ix.merge(max_segments=2)
+    assert st["n_merged"] == len(segs) - 1 and len(ix.info()["segments"]) == 2
+    assert_same_as_single_build(ix, live, tmp_path, rng)
