@@ -139,9 +139,10 @@ void splade_remove_stale(const char *dir);
 int splade_create_temp(const char *dir, const char *prefix, char *tmp, size_t cap, int *fd);
 /* The prefix of an index file's temporaries (DIR/.index.spx.tmp-<pid>-<random>). */
 #define SPLADE_TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
-/* Makes the complete temporary file fd (at tmp) DIR/name: fsync and verify (on threads), a last
- * look at *cancel (may be NULL), rename, fsync DIR. Removes tmp on failure; closes fd. */
-int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads,
+/* Makes the complete temporary file fd (at tmp) DIR/name: fsync and verify (on threads; lean: the
+ * checked pages leave the process as the check goes, splade_index_open_fd_lean), a last look at
+ * *cancel (may be NULL), rename, fsync DIR. Removes tmp on failure; closes fd. */
+int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads, int lean,
                         const volatile int *cancel, double *verify_s);
 /* fsync of a folder (after a rename in it). */
 int splade_sync_dir(const char *dir);

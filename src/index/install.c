@@ -272,10 +272,10 @@ int splade_sync_dir(const char *dir)
 /* The new file, re-opened like a query opens it but through our own descriptor: every check of
  * splade_index_open (header, size, each section's CRC32C, every offset table, every posting block
  * and range table), on `threads` threads. */
-static int verify(int fd, const char *path, int threads)
+static int verify(int fd, const char *path, int threads, int lean)
 {
     splade_index *ix;
-    int rc = splade_index_open_fd(fd, path, threads, &ix);
+    int rc = lean ? splade_index_open_fd_lean(fd, path, threads, &ix) : splade_index_open_fd(fd, path, threads, &ix);
     if (rc < 0)
         return rc;
     splade_index_close(ix);
@@ -295,12 +295,12 @@ static void *fsync_file(void *arg)
 
 /* fsync and verify at the same time (the disk works while the CPUs check the pages just written;
  * the check reads the page cache, which is what the fsync writes out). */
-static int sync_and_verify(int fd, const char *tmp, int threads)
+static int sync_and_verify(int fd, const char *tmp, int threads, int lean)
 {
     sync_job sj = {fd, 0};
     pthread_t tid;
     int async = pthread_create(&tid, NULL, fsync_file, &sj) == 0;
-    int rc = verify(fd, tmp, threads);
+    int rc = verify(fd, tmp, threads, lean);
     if (async)
         pthread_join(tid, NULL);
     else
@@ -323,7 +323,7 @@ static int cancelled(const splade_index_builder *b, const char *dir, const char 
 /* fsync and verify the complete temporary file fd (at tmp), then rename it onto DIR/name and fsync
  * DIR: only a file both durable and verified takes the name, and only the file we wrote (the name
  * is checked to still lead to our descriptor's file). On failure tmp is removed. fd is closed. */
-int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads,
+int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads, int lean,
                         const volatile int *cancel, double *verify_s)
 {
     char final[4096];
@@ -332,7 +332,7 @@ int splade_install_temp(int fd, const char *tmp, const char *dir, const char *na
         rc = splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
     double t0 = now_s();
     if (rc == 0)
-        rc = sync_and_verify(fd, tmp, threads);
+        rc = sync_and_verify(fd, tmp, threads, lean);
     *verify_s = now_s() - t0;
     if (rc == 0 && cancel && *cancel)
         rc = splade_fail(SPLADE_ERR_CANCELLED, "%s: build cancelled by the caller after verifying the file; "
@@ -367,7 +367,7 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
         close(fd);
         return rc;
     }
-    return splade_install_temp(fd, tmp, dir, name, threads, b->cancel, &st->verify_s);
+    return splade_install_temp(fd, tmp, dir, name, threads, 0, b->cancel, &st->verify_s);
 }
 
 /* Inverts and installs as DIR/name, with the folder locked. */

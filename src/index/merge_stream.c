@@ -609,6 +609,6 @@ int splade_merge_stream(const splade_index *ix, const char *dir, const char *nam
         close(fd);
         return rc;
     }
-    return splade_install_temp(fd, tmp, dir, name, splade_build_threads(threads, res->n_postings), cancel,
+    return splade_install_temp(fd, tmp, dir, name, splade_build_threads(threads, res->n_postings), 1, cancel,
                                &res->verify_s);
 }
