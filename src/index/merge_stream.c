@@ -26,7 +26,7 @@
 #include "splade.h"
 
 #define OUT_BUFFER (8u << 20)
-#define RELEASE_EVERY (256ull << 20) /* input bytes streamed between two releases of the mapped pages */
+#define RELEASE_EVERY (32ull << 20) /* input bytes streamed between two releases of the mapped pages */
 
 /* ---- a section-by-section sequential writer ---- */
 
