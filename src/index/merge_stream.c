@@ -4,7 +4,8 @@
  * input keeps its own order, deleted ids dropped), so a term's merged list is the inputs' lists one
  * after another, ids shifted: each is decoded block by block, its ids remapped, and cut into new
  * blocks; impacts are copied (every segment quantizes with the index's doc_scale). Memory: the
- * terms' and blocks' tables and one term's postings; the file is written sequentially through a
+ * terms' and blocks' tables and one term's postings (the inputs' mapped pages are released from the
+ * process as they are streamed, the output's as it is verified); the file is written sequentially through a
  * buffer (RANGES through a second, unlinked temporary file, appended after POSTINGS), every
  * section's CRC32C taken on the way, the header last. */
 #include <errno.h>
