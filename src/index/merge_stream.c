@@ -380,10 +380,10 @@ static int meta_section(const merger *m, ostream *o, float doc_scale)
             truncated += b->n_truncated;
             reordered |= b->flags & SPLADE_IX_REORDERED;
         }
-    uint32_t keep = SPLADE_IX_LOWERCASE | SPLADE_IX_HAS_MODEL | SPLADE_IX_SORTED_VOCAB;
     spx_meta h = {.n_docs = m->n_docs, .n_terms = m->n_kept, .n_postings = m->n_postings, .n_blocks = m->n_blocks,
                   .block_size = SPLADE_BLOCK_SIZE, .impact_bits = 8, .doc_scale = m->n_postings ? doc_scale : 0,
-                  .query_bits = 8, .fingerprint = a->fingerprint, .flags = (a->flags & keep) | reordered,
+                  .query_bits = 8, .fingerprint = a->fingerprint,
+                  .flags = (a->flags & ~(uint32_t)SPLADE_IX_REORDERED) | reordered, /* the model's flags carry over */
                   .max_length = a->max_length, .n_truncated = truncated, .range_shift = SPLADE_RANGE_SHIFT,
                   .build_time = (uint64_t)time(NULL)};
     uint32_t nl = (uint32_t)strlen(a->model_name), dl = (uint32_t)strlen(a->model_dir);
