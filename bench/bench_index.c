@@ -13,6 +13,7 @@
  *                           [--methods 0,3,...: only these (splade_algo numbers; default all five)]
  *                           [--write-queries Q.jsonl: also write the queries, for --vector-queries runs on
  *                            this index or a peer built from the same collection (A B A B timings)]
+ *                           [--merge 1: after the build, merge its segments into one (splade_index_merge), timed]
  *
  * Collection (defaults): 30,522 terms; per document ~120 distinct terms (uniform 60..180), per
  * query ~25 (12..37). Background terms follow a Zipf law (exponent --zipf 1.0) over term ranks,
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "index/segment.h"
 #include "splade.h"
 #include "splade/build.h"
 #include "splade/index.h"
@@ -43,7 +45,7 @@
 #define V 30522
 
 typedef struct {
-    uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle, threads, repeat, methods;
+    uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle, threads, repeat, methods, merge;
     const char *vector_queries, *write_queries;
     double zipf, memory_mb, doc_scale;
     const char *dir;
@@ -260,6 +262,8 @@ static int parse(int argc, char **argv, params *p)
             p->doc_scale = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--dir"))
             p->dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--merge"))
+            p->merge = (uint32_t)atol(argv[i + 1]);
         else
             return -1;
     }
@@ -271,6 +275,23 @@ static double max_rss_mb(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss / 1024.0;
+}
+
+/* --merge 1: every segment of the built index merged into one (the streaming merge), timed; the
+ * queries then run on the merged index. */
+static int merge_segments(const params *p)
+{
+    printf("load average before the merge: %.2f\n", load_avg());
+    double t0 = now_s(), c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
+    splade_merge_stats ms;
+    if (splade_index_merge(p->dir, 0, (int)p->threads, &ms) < 0)
+        return -1;
+    double wt = now_s() - t0, wc = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    printf("| merge | %d segments -> 1 | %.2f s (CPU %.2f s) | %.1f MB/s of input (%.1f MB) | %.1f MB out | "
+           "%u docs, %u deleted dropped | peak RSS so far %.0f MB |\n",
+           ms.n_merged, wt, wc, ms.bytes_in / 1e6 / wt, ms.bytes_in / 1e6, ms.bytes_out / 1e6, ms.n_docs,
+           ms.n_dropped, max_rss_mb());
+    return 0;
 }
 
 /* Generates the synthetic collection, builds it (timed) and its queries. Returns 0 on success. */
@@ -312,7 +333,7 @@ static int synthetic(const params *p, splade_index **ix, splade_qvec **qs_out)
     printf("| postings | %llu | %.1f per doc | %.2f bytes per posting (whole file %.1f MB) |\n",
            (unsigned long long)st.n_postings, (double)st.n_postings / p->docs, (double)st.file_bytes / st.n_postings,
            st.file_bytes / 1e6);
-    if (splade_index_open(p->dir, ix) < 0)
+    if ((p->merge && merge_segments(p) < 0) || splade_index_open(p->dir, ix) < 0)
         return -1;
     splade_qvec *qs = calloc(p->queries, sizeof *qs);
     int32_t terms[256];
@@ -379,11 +400,12 @@ static int cmp_u32_desc(const void *a, const void *b)
  * frequent, and how far the best documents stand out (top-1 vs top-10 vs top-100 scores). */
 static void collection_stats(const splade_index *ix, const splade_qvec *qs, uint32_t nq)
 {
-    const splade_index_info *in = splade_index_get_info(ix);
+    const splade_index *file = splade_index_segment(ix, 0)->ix; /* a merged folder: its one segment's postings */
+    const splade_index_info *in = splade_index_get_info(file);
     uint32_t *df = malloc(((size_t)in->n_terms + 1) * sizeof *df), used = 0;
     for (uint32_t t = 0; t < in->n_terms; t++) {
         splade_term_postings tp;
-        splade_index_postings(ix, (int32_t)t, &tp);
+        splade_index_postings(file, (int32_t)t, &tp);
         if (tp.n_postings)
             df[used++] = tp.n_postings;
     }
@@ -406,7 +428,7 @@ static void collection_stats(const splade_index *ix, const splade_qvec *qs, uint
         qt += qs[i].n;
         for (int32_t j = 0; j < qs[i].n; j++) {
             splade_term_postings tp;
-            splade_index_postings(ix, qs[i].terms[j], &tp);
+            splade_index_postings(file, qs[i].terms[j], &tp);
             head += tp.n_postings >= in->n_docs / 10;
             rare += tp.n_postings < in->n_docs / 1000 + 1;
         }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "index/reader_internal.h"
 #include "index_image.h"
 #include "splade.h"
 #include "splade/index.h"
@@ -181,6 +183,20 @@ static int trec_lines(splade_index *ix, splade_algo algo, char **out, size_t *le
     return ok;
 }
 
+/* The verdict of the lean open (merge.c's verification of a new segment: the same checks, releasing
+ * pages as they go), through a descriptor, on 2 threads. */
+static int lean_verdict(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    splade_index *ix;
+    int rc = splade_index_open_fd_lean(fd, path, 2, &ix);
+    if (rc == 0)
+        splade_index_close(ix);
+    close(fd);
+    return rc;
+}
+
 typedef struct {
     int refused, identical, different;
     char diff_where[256];
@@ -192,6 +208,9 @@ static void trial(const fixture *fx, const char *ref, int strict, size_t off, ta
 {
     splade_index *ix;
     int rc = splade_index_open(fx->bad, &ix);
+    int lean = lean_verdict(fx->bad);
+    if (lean != (rc < 0 ? rc : 0))
+        fail_msg("offset %zu (%s): the lean open says %d, the open %d", off, where(fx, off), lean, rc);
     if (rc < 0) {
         if (!strstr(splade_error_detail(), fx->bad) || rc == SPLADE_ERR_NOMEM)
             fail_msg("offset %zu (%s): refused with %d but the error \"%s\" does not name the file", off,

@@ -512,7 +512,7 @@ static void test_vocabulary_kind_mismatch(void **state)
     (void)state;
     char *dir = small_index(1);
     const char *tokens[] = {"a", "b"};
-    splade_index_model m = {"fake", "/nowhere", 42, 1, 16};
+    splade_index_model m = {"fake", "/nowhere", 42, 1, 16, 0};
     splade_index_builder *b;
     assert_int_equal(splade_builder_create(tokens, 2, &m, &b), 0);
     uint32_t doc;
@@ -620,6 +620,134 @@ static void test_two_writers(void **state)
     remove_dir(dir);
 }
 
+/* ---- bounded builds and the merge policy ---- */
+
+/* n random documents into a builder bounded at `memory` bytes over dir, with the given policy. */
+static splade_index_builder *bounded_builder(const char *dir, const doc_list *docs, uint64_t memory, int policy)
+{
+    splade_index_builder *b;
+    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
+    assert_int_equal(splade_builder_set_memory(b, dir, memory, 0), 0);
+    splade_builder_set_merge_policy(b, policy);
+    for (int i = 0; i < docs->n; i++) {
+        uint32_t doc;
+        int32_t terms[MAX_TERMS];
+        assert_int_equal(splade_builder_add_doc(b, "test", docs->d[i].id, "", docs->d[i].id, i + 1, &doc), 0);
+        for (int j = 0; j < docs->d[i].n; j++) {
+            char tok[16];
+            snprintf(tok, sizeof tok, "w%d", docs->d[i].tok[j]);
+            assert_int_equal(splade_builder_term(b, tok, strlen(tok), &terms[j]), 0);
+        }
+        assert_int_equal(splade_builder_set_vector(b, doc, terms, docs->d[i].w, docs->d[i].n), 0);
+    }
+    return b;
+}
+
+static int segments_of(const char *dir)
+{
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    int n = splade_index_segment_count(ix);
+    splade_index_close(ix);
+    return n;
+}
+
+/* A bounded build that writes many segments: with the policy off they all stay (one generation);
+ * with a limit of 3 the smallest are merged by the streaming merge into one, in the next
+ * generation, and 3 remain; both answer like one in-memory build of the same documents. */
+static void test_bounded_build_merge_policy(void **state)
+{
+    (void)state;
+    rng = 777;
+    doc_list docs = {0};
+    for (int i = 0; i < 3000; i++) {
+        vdoc v;
+        char id[24];
+        snprintf(id, sizeof id, "b%d", i);
+        random_doc(&v, id, (int)(rnd() % 2), 0);
+        list_push(&docs, &v);
+    }
+    for (int policy = -1; policy <= 3; policy += 4) {
+        char *dir = tmp_dir();
+        splade_index_builder *b = bounded_builder(dir, &docs, 96 << 10, policy);
+        assert_int_equal(splade_builder_write(b, dir, NULL), 0);
+        int merged = splade_builder_merged(b);
+        splade_builder_free(b);
+        int n = segments_of(dir);
+        if (policy < 0) {
+            assert_true(n > 4);
+            assert_int_equal(merged, 0);
+            assert_int_equal(generation_of(dir), 1);
+        } else {
+            assert_int_equal(n, 3);
+            assert_true(merged >= 2);
+            assert_int_equal(generation_of(dir), 2);
+        }
+        check_equal(dir, &docs, policy < 0 ? "bounded build, no policy" : "bounded build, policy 3");
+        check_no_strays(dir);
+        remove_dir(dir);
+    }
+    free(docs.d);
+}
+
+/* A --vectors merge keeps only the tokens that still have a live posting. */
+static void test_merge_drops_dead_tokens(void **state)
+{
+    (void)state;
+    char *dir = small_index(3);
+    splade_index *ix;
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    uint32_t before = splade_index_get_info(ix)->n_terms;
+    splade_index_close(ix);
+    /* a document whose token no other document has: then deleted */
+    vdoc v[2] = {{.id = "lonely", .n = 1, .tok = {VOCAB + 7}, .w = {1.5f}}, {.id = "other", .n = 1, .tok = {3}, .w = {1}}};
+    splade_index_builder *b = builder_of(v, 2); /* two: a segment whose documents are all deleted is dropped at once */
+    splade_add_opts o = {.no_merge = 1};
+    assert_int_equal(splade_index_add(b, dir, &o, NULL), 0);
+    splade_builder_free(b);
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    assert_int_equal(splade_index_get_info(ix)->n_terms, before + 1);
+    splade_index_close(ix);
+    const char *ids[] = {"lonely"};
+    assert_int_equal(splade_index_delete(dir, ids, 1, 1, NULL), 0);
+    int segs = segments_of(dir);
+    assert_true(segs >= 2);
+    splade_merge_stats st;
+    assert_int_equal(splade_index_merge(dir, 0, 1, &st), 0);
+    assert_int_equal(st.n_merged, segs);
+    assert_int_equal(st.n_dropped, 1);
+    assert_true(st.bytes_out > 0);
+    assert_int_equal(segments_of(dir), 1);
+    assert_int_equal(splade_index_open(dir, &ix), 0);
+    assert_int_equal(splade_index_get_info(ix)->n_terms, before);
+    assert_int_equal(splade_index_term_lookup(ix, "w307", 4), -1);
+    splade_index_close(ix);
+    remove_dir(dir);
+}
+
+/* A merge whose cancel flag is set stops before installing anything: same generation, no strays. */
+static void test_merge_cancelled(void **state)
+{
+    (void)state;
+    char *dir = small_index(3);
+    uint64_t g = generation_of(dir);
+    volatile int flag = 1;
+    splade_merge_opts o;
+    splade_merge_opts_init(&o);
+    o.cancel = &flag;
+    assert_int_equal(splade_index_merge_opts(dir, &o, NULL), SPLADE_ERR_CANCELLED);
+    assert_non_null(strstr(splade_error_detail(), "cancelled"));
+    assert_int_equal(generation_of(dir), g);
+    assert_int_equal(segments_of(dir), 3);
+    check_no_strays(dir);
+    flag = 0;
+    splade_merge_stats st;
+    assert_int_equal(splade_index_merge_opts(dir, &o, &st), 0);
+    assert_int_equal(st.n_merged, 3);
+    assert_int_equal(segments_of(dir), 1);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,6 +758,9 @@ int main(void)
         cmocka_unit_test(test_vocabulary_kind_mismatch),
         cmocka_unit_test(test_damaged_manifest_and_files),
         cmocka_unit_test(test_two_writers),
+        cmocka_unit_test(test_bounded_build_merge_policy),
+        cmocka_unit_test(test_merge_drops_dead_tokens),
+        cmocka_unit_test(test_merge_cancelled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,6 +68,14 @@ SPLADE_API uint64_t splade_builder_memory_estimate(const splade_index_builder *b
 /* The CLI's default budget: a quarter of the physical memory. */
 SPLADE_API uint64_t splade_default_memory(void);
 
+/* The size-tiered merge policy after a bounded build that wrote several segments (the one
+ * splade_index_add runs, include/splade/segments.h): once they are installed, the smallest are merged
+ * (streaming, as a second generation) until at most max_segments remain. max_segments 0: the default
+ * (SPLADE_MERGE_POLICY_SEGMENTS, 10); < 0: never. splade_builder_merged: the segments it merged in
+ * the last write (0: none). */
+SPLADE_API void splade_builder_set_merge_policy(splade_index_builder *b, int max_segments);
+SPLADE_API int splade_builder_merged(const splade_index_builder *b);
+
 /* Lines of a regular uncompressed file (for the progress bar's ETA); 0 if unknown. */
 SPLADE_API uint64_t splade_count_lines(const char *path);
 

@@ -73,9 +73,24 @@ typedef struct {
 
 /* Merges the live segments into one, dropping deleted documents (max_segments <= 0), or only the
  * smallest ones, so that at most max_segments remain. Keeps each document's sequence number (the
- * tie order) and the index's doc_scale: searches answer exactly as before. This version decodes the
- * merged segments into memory (docs/FORMAT.md); a streaming merge is the next step. */
+ * tie order) and the index's doc_scale: searches answer exactly as before. The merge streams posting
+ * lists term by term (docs/FORMAT.md, "Merging"): its memory is bounded by the merged segment's term
+ * and block tables and one term's postings, not by the collection. */
 SPLADE_API int splade_index_merge(const char *dir, int max_segments, int threads, splade_merge_stats *st);
+
+typedef struct {
+    int max_segments;           /* as splade_index_merge's (<= 0: merge everything into one) */
+    int threads;                /* for the checks (<= 0: all cores) */
+    /* NULL (default): never cancelled. Else read between terms and before the new segment is
+     * renamed into place: once *cancel != 0 the merge stops with SPLADE_ERR_CANCELLED, its temporary
+     * file removed, the index's generation unchanged. */
+    const volatile int *cancel;
+} splade_merge_opts;
+
+/* Fills *o with the defaults (everything into one, all cores, no cancel flag). */
+SPLADE_API void splade_merge_opts_init(splade_merge_opts *o);
+/* splade_index_merge with options (opts may be NULL: the defaults). */
+SPLADE_API int splade_index_merge_opts(const char *dir, const splade_merge_opts *opts, splade_merge_stats *st);
 
 /* ---- inspecting an open index ---- */
 

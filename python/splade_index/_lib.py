@@ -109,6 +109,35 @@ class BuildStats(ctypes.Structure):  # splade_build_stats (include/splade/index.
                 ("encode_s", c_double), ("verify_s", c_double)]
 
 
+class AddOpts(ctypes.Structure):  # splade_add_opts (include/splade/segments.h)
+    _fields_ = [("update", c_int), ("no_merge", c_int), ("max_segments", c_int), ("threads", c_int)]
+
+
+class AddStats(ctypes.Structure):  # splade_add_stats (include/splade/segments.h)
+    _fields_ = [("n_added", c_uint32), ("n_replaced", c_uint32), ("n_postings", c_uint64), ("clipped", c_uint64),
+                ("generation", c_uint64), ("n_merged", c_int), ("segment", ctypes.c_char * 64),
+                ("build", BuildStats)]
+
+
+class DeleteStats(ctypes.Structure):  # splade_delete_stats (include/splade/segments.h)
+    _fields_ = [("n_deleted", c_uint32), ("n_unknown", c_uint32), ("unknown", ctypes.c_char * 256),
+                ("generation", c_uint64)]
+
+
+class MergeStats(ctypes.Structure):  # splade_merge_stats (include/splade/segments.h)
+    _fields_ = [("n_merged", c_int), ("n_docs", c_uint32), ("n_dropped", c_uint32), ("bytes_in", c_uint64),
+                ("bytes_out", c_uint64), ("generation", c_uint64), ("segment", ctypes.c_char * 64)]
+
+
+class MergeOpts(ctypes.Structure):  # splade_merge_opts (include/splade/segments.h)
+    _fields_ = [("max_segments", c_int), ("threads", c_int), ("cancel", c_void_p)]
+
+
+class SegmentInfo(ctypes.Structure):  # splade_segment_info (include/splade/segments.h)
+    _fields_ = [("file", c_char_p), ("n_docs", c_uint32), ("n_deleted", c_uint32), ("n_postings", c_uint64),
+                ("bytes", c_uint64), ("clipped", c_uint64), ("seq_base", c_uint64), ("deletions", c_char_p)]
+
+
 class Qvec(ctypes.Structure):  # splade_qvec (include/splade/query.h)
     _fields_ = [("n", c_int32), ("terms", POINTER(c_int32)), ("impacts", POINTER(ctypes.c_uint8)),
                 ("query_max", c_float)]
@@ -177,6 +206,15 @@ _SIGNATURES = {
     "splade_index_prepare_lookup": (c_int, [c_void_p]),
     "splade_qvec_build": (c_int, [c_void_p, c_void_p, c_int32, c_uint32, c_void_p]),
     "splade_qvec_free": (None, [c_void_p]),
+    "splade_builder_set_memory": (c_int, [c_void_p, c_char_p, c_uint64, c_int]),
+    "splade_add_opts_init": (None, [P(AddOpts)]),
+    "splade_index_add": (c_int, [c_void_p, c_char_p, P(AddOpts), P(AddStats)]),
+    "splade_index_delete": (c_int, [c_char_p, P(c_char_p), c_size_t, c_int, P(DeleteStats)]),
+    "splade_merge_opts_init": (None, [P(MergeOpts)]),
+    "splade_index_merge_opts": (c_int, [c_char_p, P(MergeOpts), P(MergeStats)]),
+    "splade_index_segment_count": (c_int, [c_void_p]),
+    "splade_index_segment_info": (c_int, [c_void_p, c_int, P(SegmentInfo)]),
+    "splade_index_generation": (c_uint64, [c_void_p]),
     "splade_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, c_int, c_void_p, c_void_p]),
 }
 for _name, (_res, _args) in _SIGNATURES.items():

@@ -3,6 +3,7 @@ import ctypes
 import math
 import os
 import sys
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -95,6 +96,48 @@ class _Builder:
         return {name: getattr(st, name) for name, _ in st._fields_}
 
 
+    def add(self, path, update, merge, max_segments, threads, cancel):
+        """splade_index_add: the builder's documents appended to the index in path as a new segment
+        (then the size-tiered merge unless merge is False). Runs on a worker thread."""
+        o = _lib.AddOpts()
+        lib.splade_add_opts_init(byref(o))
+        o.update, o.no_merge = int(bool(update)), int(not merge)
+        o.max_segments, o.threads = int(max_segments or 0), int(threads or 0)
+        lib.splade_builder_set_threads(self.h, int(threads or 0))
+        lib.splade_builder_set_cancel(self.h, cancel.address)
+        st = _lib.AddStats()
+        check(lib.splade_index_add(self.h, os.fsencode(path), byref(o), byref(st)))
+        return _as_dict(st)
+
+
+def _as_dict(st):
+    """A stats structure as a dict: char arrays as str, nested structures as dicts."""
+    out = {}
+    for name, _ in st._fields_:
+        v = getattr(st, name)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "surrogateescape")
+        elif isinstance(v, ctypes.Structure):
+            v = _as_dict(v)
+        out[name] = v
+    return out
+
+
+class _Info(dict):
+    """Index.info: the index's numbers (a dict, as always); calling it, Index.info(), also reads the
+    segments, as `splade-index info` shows them."""
+
+    def __init__(self, index, fields):
+        super().__init__(fields)
+        self._index = weakref.ref(index)  # no cycle: the Index closes when the last user drops it
+
+    def __call__(self):
+        ix = self._index()
+        if ix is None or not ix._h:
+            raise InvalidArgumentError("Index.info(): the index is closed")
+        return ix._segments()
+
+
 def _encoder_for(model, device, precision, threads, max_length, batch_size):
     if isinstance(model, Encoder):
         return model
@@ -114,20 +157,26 @@ class Index:
         self.path = os.fspath(path)
         self._reopen_args = (self.path, model, device, precision, threads)
         self._model, self._device, self._precision, self._threads = model, device, precision, threads
+        self._h = None
+        self._qenc = None
+        self.build_stats = None
+        self._open()
+
+    def _open(self):
+        """Opens the current generation of self.path (again, after an add, delete or merge)."""
         h = ctypes.c_void_p()
         check(lib.splade_index_open(os.fsencode(self.path), byref(h)))
         self._h = h.value
         # The term lookup table is built once here, so that searches from several threads only read.
         check(lib.splade_index_prepare_lookup(self._h))
         info = lib.splade_index_get_info(self._h).contents
-        self.info = {name: getattr(info, name) for name, _ in info._fields_}
+        fields = {name: getattr(info, name) for name, _ in info._fields_}
         for key in ("model_name", "model_dir"):
-            self.info[key] = (self.info[key] or b"").decode("utf-8", "surrogateescape")
+            fields[key] = (fields[key] or b"").decode("utf-8", "surrogateescape")
+        self.info = _Info(self, fields)
         self._ids = None      # object array of the corpus ids, + "" for padding
         self._by_id = None
         self._vocab = None
-        self._qenc = None
-        self.build_stats = None
 
     @classmethod
     def open(cls, path, model=None, device="cpu", precision="bf16", threads=None):
@@ -185,7 +234,8 @@ class Index:
         return os.fsencode(name if name is not None else _DEFAULT_MODEL)
 
     @classmethod
-    def _build_corpus(cls, path, corpus, enc, model, threads, batch_size, keep_order, update):
+    def _build_corpus(cls, path, corpus, enc, model, threads, batch_size, keep_order, update, finish=None,
+                      setup=None, label=None):
         """`splade-index build CORPUS` in one library call, splade_ingest_corpus (the CLI's chunks: batch
         x 8 documents per encoder call, hence the same index), then the write, on a worker thread.
         Progress comes from the library's callback on that thread; Ctrl-C sets the encoder's flag,
@@ -206,14 +256,17 @@ class Index:
         io.progress, io.cancel = callback, enc._cancel.address
         h = enc._handle(batch_size, threads)
         chunk = (batch_size or 32) * 8  # src/cli/cmd_build.c
-        create = lambda out: lib.splade_builder_create_for_model(enc._model.ptr, cls._model_name(model),
-                                                                 enc.max_length, out)
+        name = label if label is not None else cls._model_name(model)
+        create = lambda out: lib.splade_builder_create_for_model(enc._model.ptr, name, enc.max_length, out)
+        finish = finish or (lambda b, cancel: b.write(path, threads, keep_order, cancel))
 
         def work():
             with _Builder(create) as b:
                 check(lib.splade_builder_lock(b.h, os.fsencode(path)))  # a second build fails now
+                if setup:
+                    setup(b)
                 check(lib.splade_ingest_corpus(b.h, corpus, h, chunk, byref(io)))
-                return b.write(path, threads, keep_order, enc._cancel)
+                return finish(b, enc._cancel)
         with enc._lock:
             try:
                 return _call.run(work, flags=(enc._cancel,))
@@ -226,7 +279,7 @@ class Index:
 
     @classmethod
     def _build_vectors(cls, path, vectors, ids, titles, texts, model, vocab, threads, keep_order, update, device,
-                       precision, max_length):
+                       precision, max_length, finish=None, setup=None, label=None):
         x = _as_csr(vectors, "vectors")
         if (x.data <= 0).any():
             x = x.copy()
@@ -247,8 +300,8 @@ class Index:
             if n_cols != enc.vocab_size:
                 raise InvalidArgumentError(f"Index.build: the vectors have {n_cols} columns but the model's "
                                            f"vocabulary has {enc.vocab_size} tokens")
-            create = lambda out: lib.splade_builder_create_for_model(enc._model.ptr, cls._model_name(model),
-                                                                     enc.max_length, out)
+            name = label if label is not None else cls._model_name(model)
+            create = lambda out: lib.splade_builder_create_for_model(enc._model.ptr, name, enc.max_length, out)
         else:
             tokens = [as_bytes(t) for t in vocab] if vocab is not None else [str(i).encode() for i in range(n_cols)]
             if len(tokens) != n_cols:
@@ -257,6 +310,8 @@ class Index:
             create = lambda out: lib.splade_builder_create(arr, n_cols, None, out)
         with _Builder(create) as b:
             check(lib.splade_builder_lock(b.h, os.fsencode(path)))  # as the CLI: a second build fails now
+            if setup:
+                setup(b)
             ip, dp, indptr = x.indices.ctypes.data, x.data.ctypes.data, x.indptr
             for i in range(n):
                 doc_id = ids[i] if isinstance(ids[i], (str, bytes)) else str(ids[i])
@@ -268,7 +323,122 @@ class Index:
                     update(i + 1, n)
             update(n, n)
             cancel = _call.Flag()
-            return _call.run(lambda: b.write(path, threads, keep_order, cancel), flags=(cancel,))
+            finish = finish or (lambda b, flag: b.write(path, threads, keep_order, flag))
+            return _call.run(lambda: finish(b, cancel), flags=(cancel,))
+
+    # ---- a living index: add, update, delete, merge (include/splade/segments.h) ----
+
+    def _folder(self):
+        return self.path if os.path.isdir(self.path) else os.path.dirname(self.path) or "."
+
+    def _reopen(self):
+        """The new generation, opened in place of the old one (the old one is unmapped)."""
+        self.close()
+        self._open()
+
+    def add(self, corpus=None, vectors=None, ids=None, model=None, threads=None, progress=None, *, titles=None,
+            texts=None, vocab=None, update=False, merge=True, max_segments=None, memory=None, device="auto",
+            precision="bf16", max_length=None, batch_size=None):
+        """Appends documents as a new segment (`splade-index add`) and reopens the index; returns the
+        add's statistics (a dict of splade_add_stats: n_added, n_replaced, generation, n_merged...).
+
+        corpus / vectors / ids / titles / texts / vocab: as Index.build. The corpus is encoded with
+        the index's model unless model says otherwise (another fingerprint raises MismatchError);
+        vectors of a model's index have its vocabulary's columns. Quantized with the index's
+        doc_scale. An id already live raises DuplicateIdError, unless update=True (then the live
+        document is replaced: `splade-index update`). merge=False: no size-tiered merge afterwards
+        (else the smallest segments are merged when there are more than max_segments, default 10).
+        memory: a budget in bytes (`--memory`): past it, the documents so far become a segment.
+        Ctrl-C stops it as it stops Index.build; the index keeps its previous generation."""
+        if (corpus is None) == (vectors is None):
+            raise TypeError("Index.add: give corpus=PATH or vectors=csr_matrix (with ids=)")
+        folder = self._folder()
+        has_model = bool(self.info["flags"] & _lib.IX_HAS_MODEL)
+        label = None
+        if model is None and (corpus is not None or has_model):
+            model = self.info["model_dir"] or self.info["model_name"]
+            label = os.fsencode(self.info["model_name"])
+        if max_length is None:
+            max_length = self.info["max_length"] or 256
+
+        def setup(b):
+            if memory:
+                check(lib.splade_builder_set_memory(b.h, os.fsencode(folder), int(memory), 1))
+
+        def finish(b, cancel):
+            return b.add(folder, update, merge, max_segments, threads, cancel)
+        update_fn, close = _progress_fn(progress, "adding")
+        try:
+            if corpus is not None:
+                enc = _encoder_for(model, device, precision, threads, max_length, batch_size)
+                stats = self._build_corpus(folder, os.fsencode(corpus), enc, model, threads, batch_size, False,
+                                           update_fn, finish=finish, setup=setup, label=label)
+            else:
+                stats = self._build_vectors(folder, vectors, ids, titles, texts, model, vocab, threads, False,
+                                            update_fn, device, precision, max_length, finish=finish, setup=setup,
+                                            label=label)
+        finally:
+            close()
+            self._reopen()
+        return stats
+
+    def update(self, *args, **kwargs):
+        """Index.add(..., update=True): documents whose id is live replace it (`splade-index update`)."""
+        kwargs["update"] = True
+        return self.add(*args, **kwargs)
+
+    def delete(self, ids, strict=False):
+        """Deletes the live documents with these ids (`splade-index delete`) and reopens the index.
+        Returns {"n_deleted", "n_unknown", "unknown" (the first few, quoted), "generation"}: ids not
+        in the index are counted, not an error, unless strict=True (NotFoundError, nothing deleted)."""
+        if isinstance(ids, (str, bytes)):
+            ids = [ids]
+        raw = [as_bytes(i if isinstance(i, (str, bytes)) else str(i)) for i in ids]
+        arr = (ctypes.c_char_p * max(len(raw), 1))(*raw)
+        st = _lib.DeleteStats()
+        folder = os.fsencode(self._folder())
+
+        def work():
+            check(lib.splade_index_delete(folder, arr, len(raw), int(bool(strict)), byref(st)))
+            return _as_dict(st)
+        try:
+            return _call.run(work)
+        finally:
+            self._reopen()
+
+    def merge(self, max_segments=None, threads=None):
+        """Merges the segments into one (`splade-index merge`), dropping deleted documents, or only the
+        smallest until max_segments remain; reopens the index; returns splade_merge_stats as a dict
+        (n_merged 0: nothing to do). The merge streams posting lists (its memory does not grow with
+        the collection); searches answer exactly as before. Ctrl-C stops it between two terms (or
+        before its segment is renamed into place): the index keeps its generation."""
+        st, o, cancel = _lib.MergeStats(), _lib.MergeOpts(), _call.Flag()
+        lib.splade_merge_opts_init(byref(o))
+        o.max_segments, o.threads, o.cancel = int(max_segments or 0), int(threads or 0), cancel.address
+        folder = os.fsencode(self._folder())
+
+        def work():
+            check(lib.splade_index_merge_opts(folder, byref(o), byref(st)))
+            return _as_dict(st)
+        try:
+            return _call.run(work, flags=(cancel,))
+        finally:
+            self._reopen()
+
+    def _segments(self):
+        """Index.info(): self.info plus the generation and every segment (`splade-index info`)."""
+        out = dict(self.info)
+        out["generation"] = lib.splade_index_generation(self._h)
+        segs = []
+        for i in range(lib.splade_index_segment_count(self._h)):
+            si = _lib.SegmentInfo()
+            check(lib.splade_index_segment_info(self._h, i, byref(si)))
+            segs.append(_as_dict(si))
+        for g in segs:
+            g["deletions"] = g["deletions"] or ""
+        out["segments"] = segs
+        out["n_deleted"] = sum(g["n_deleted"] for g in segs)
+        return out
 
     # ---- reading ----
 

@@ -13,7 +13,9 @@ STRUCTS = {  # ctypes class name -> C type name
     "Sparse": "splade_sparse", "EncoderOpts": "splade_encoder_opts", "Config": "splade_config",
     "IndexInfo": "splade_index_info", "IngestOpts": "splade_ingest_opts",
     "QueryEncodeOpts": "splade_query_encode_opts",
-    "BuildStats": "splade_build_stats", "Qvec": "splade_qvec", "Hit": "splade_hit"}
+    "BuildStats": "splade_build_stats", "Qvec": "splade_qvec", "Hit": "splade_hit",
+    "AddOpts": "splade_add_opts", "AddStats": "splade_add_stats", "DeleteStats": "splade_delete_stats",
+    "MergeStats": "splade_merge_stats", "MergeOpts": "splade_merge_opts", "SegmentInfo": "splade_segment_info"}
 
 
 def test_struct_layouts_match_headers(tmp_path):
@@ -24,6 +26,7 @@ def test_struct_layouts_match_headers(tmp_path):
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "splade.h"', '#include "splade/encoder.h"',
              '#include "splade/index.h"', '#include "splade/query.h"', '#include "splade/corpus.h"',
              '#include "splade/model.h"', '#include "splade/build.h"', '#include "splade/pipeline.h"',
+             '#include "splade/segments.h"',
              "int main(void) {"]
     want = []
     for py, c in STRUCTS.items():

@@ -91,7 +91,6 @@ void splade_builder_free(splade_index_builder *b)
     free(b->fweights);
     free(b->model_name);
     free(b->model_dir);
-    free(b->seqoff);
     free(b->where);
     free(b);
 }
@@ -108,10 +107,7 @@ static int grow_docs(splade_index_builder *b)
     uint32_t *len = realloc(b->fwd_len, cap * sizeof *len);
     if (len)
         b->fwd_len = len;
-    uint32_t *seq = b->seqoff ? realloc(b->seqoff, cap * sizeof *seq) : NULL;
-    if (seq)
-        b->seqoff = seq;
-    if (!lines || !off || !len || (b->seqoff && !seq))
+    if (!lines || !off || !len)
         return splade_fail(SPLADE_ERR_NOMEM, "document table of %u entries", cap);
     b->doc_cap = cap;
     return SPLADE_OK;
@@ -156,8 +152,6 @@ int splade_builder_add_doc(splade_index_builder *b, const char *where, const cha
         return splade_fail(SPLADE_ERR_NOMEM, "builder");
     b->fwd_off[d] = NO_VECTOR;
     b->fwd_len[d] = 0;
-    if (b->seqoff)
-        b->seqoff[d] = d;
     if (doc)
         *doc = d;
     return SPLADE_OK;
@@ -262,21 +256,6 @@ int splade_builder_set_doc_scale(splade_index_builder *b, float doc_scale)
 uint64_t splade_builder_clipped(const splade_index_builder *b)
 {
     return b ? b->n_clipped : 0;
-}
-
-int splade_builder_set_seq_offset(splade_index_builder *b, uint32_t doc, uint32_t off)
-{
-    if (doc >= b->ids.n)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "document %u does not exist", doc);
-    if (!b->seqoff) {
-        b->seqoff = malloc((size_t)b->doc_cap * sizeof *b->seqoff);
-        if (!b->seqoff)
-            return splade_fail(SPLADE_ERR_NOMEM, "sequence offsets of %u documents", b->doc_cap);
-        for (uint32_t d = 0; d < b->ids.n; d++)
-            b->seqoff[d] = d;
-    }
-    b->seqoff[doc] = off;
-    return SPLADE_OK;
 }
 
 void splade_builder_add_truncated(splade_index_builder *b, uint32_t n)

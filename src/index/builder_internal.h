@@ -54,7 +54,6 @@ struct splade_index_builder {
     int fixed_time;        /* build_time was given (splade_builder_set_build_time), else the time of writing */
     uint64_t build_time;   /* Unix seconds recorded in the index when fixed_time */
     float fixed_scale;     /* doc_scale to quantize with (splade_builder_set_doc_scale); 0: the collection's */
-    uint32_t *seqoff;      /* per document: its sequence offset (DOCSEQ); NULL: its position (merge sets it) */
     uint64_t n_clipped;    /* out: postings saturated at 255 under fixed_scale (last write) */
     float written_scale;   /* out: the doc_scale of the last file written */
     splade_dir_lock lock;  /* taken by splade_builder_lock, released by splade_builder_free */
@@ -74,6 +73,8 @@ struct splade_index_builder {
     strtab seen;           /* ids of spilled documents (duplicate check), hashed */
     long *seen_lines;
     uint32_t seen_cap;
+    int merge_limit;       /* a bounded build's merge policy (splade_builder_set_merge_policy): 0 default, < 0 off */
+    int n_merged;          /* out: segments the policy merged after the last bounded build */
 };
 
 /* Document d's forward terms / weights (fwd_len[d] of them). The arrays stay NULL while no document
@@ -123,10 +124,6 @@ int splade_spill_install_build(splade_index_builder *b, const char *dir, splade_
 /* Unlinks the spilled segments that were never installed (a failed build or add). */
 void splade_spill_discard(splade_index_builder *b);
 
-/* Document doc's sequence offset (merge.c keeps the documents' original order across a merge):
- * stored in DOCSEQ. Documents without one keep their position. */
-int splade_builder_set_seq_offset(splade_index_builder *b, uint32_t doc, uint32_t off);
-
 /* Inverts and installs the builder's documents as DIR/name (a segment: segments.c) instead of
  * DIR/index.spx, the caller holding DIR's lock (b's, or `lock`'s). Same steps as
  * splade_builder_write: temporary file, fsync, verify, rename, fsync DIR. */
@@ -141,6 +138,13 @@ int splade_dir_lock_holds(const splade_dir_lock *l, const char *dir);
 void splade_remove_stale(const char *dir);
 /* Creates DIR/<prefix><pid>-<random> exclusively (O_EXCL), its path into tmp. */
 int splade_create_temp(const char *dir, const char *prefix, char *tmp, size_t cap, int *fd);
+/* The prefix of an index file's temporaries (DIR/.index.spx.tmp-<pid>-<random>). */
+#define SPLADE_TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
+/* Makes the complete temporary file fd (at tmp) DIR/name: fsync and verify (on threads; lean: the
+ * checked pages leave the process as the check goes, splade_index_open_fd_lean), a last look at
+ * *cancel (may be NULL), rename, fsync DIR. Removes tmp on failure; closes fd. */
+int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads, int lean,
+                        const volatile int *cancel, double *verify_s);
 /* fsync of a folder (after a rename in it). */
 int splade_sync_dir(const char *dir);
 

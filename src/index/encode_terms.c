@@ -13,52 +13,53 @@
 #include "index/svb.h"
 #include "splade.h"
 
+void splade_encode_list(const uint32_t *docs, const uint8_t *imps, uint64_t n, splade_block_entry *blocks,
+                        splade_term_entry *te, uint8_t *out, size_t *pos)
+{
+    te->n_postings = (uint32_t)n;
+    uint32_t prev = 0;
+    for (uint64_t p = 0; p < n; p += SPLADE_BLOCK_SIZE, blocks++) {
+        uint32_t k = (uint32_t)(n - p < SPLADE_BLOCK_SIZE ? n - p : SPLADE_BLOCK_SIZE);
+        memset(blocks, 0, sizeof *blocks);
+        blocks->offset = *pos;
+        blocks->last_doc = docs[p + k - 1];
+        uint8_t m = 0;
+        for (uint32_t i = 0; i < k; i++)
+            m = imps[p + i] > m ? imps[p + i] : m;
+        blocks->max_impact = m;
+        if (m > te->max_impact)
+            te->max_impact = m;
+        *pos += splade_block_encode(docs + p, imps + p, k, prev, out + *pos);
+        prev = blocks->last_doc;
+    }
+}
+
 /* One term's blocks: BLOCKS entries from bi on, encoded bytes appended at *pos of out (offsets
  * relative to out: the part's base is added once all parts are known). */
 static uint32_t encode_blocks(const csr *c, int32_t t, uint64_t bi, splade_inverted *inv, uint8_t *out, size_t *pos)
 {
     uint64_t s = c->start[t], e = c->start[t + 1];
-    splade_term_entry *te = &inv->terms[t];
-    te->first_block = bi;
-    te->n_postings = (uint32_t)(e - s);
-    uint32_t prev = 0;
-    for (uint64_t p = s; p < e; p += SPLADE_BLOCK_SIZE, bi++) {
-        uint32_t n = (uint32_t)(e - p < SPLADE_BLOCK_SIZE ? e - p : SPLADE_BLOCK_SIZE);
-        splade_block_entry *be = &inv->blocks[bi];
-        memset(be, 0, sizeof *be);
-        be->offset = *pos;
-        be->last_doc = c->docs[p + n - 1];
-        uint8_t m = 0;
-        for (uint32_t i = 0; i < n; i++)
-            m = c->imps[p + i] > m ? c->imps[p + i] : m;
-        be->max_impact = m;
-        if (m > te->max_impact)
-            te->max_impact = m;
-        *pos += splade_block_encode(c->docs + p, c->imps + p, n, prev, out + *pos);
-        prev = be->last_doc;
-    }
+    inv->terms[t].first_block = bi;
+    splade_encode_list(c->docs + s, c->imps + s, e - s, inv->blocks + bi, &inv->terms[t], out, pos);
     return e > s;
 }
 
-/* One term's range maxima (docs/FORMAT.md, "Range maxima"): the doc-id ranges it occurs in and its
- * largest impact in each, appended at *pos of out; ids/max are scratch of the term's length. Done
- * right after the term's blocks, while its postings are still in cache. */
-static void encode_ranges(const csr *c, int32_t t, uint32_t total, uint32_t *ids, uint8_t *max, splade_inverted *inv,
-                          uint8_t *out, size_t *pos)
+void splade_encode_list_ranges(const uint32_t *docs, const uint8_t *imps, uint64_t len, uint32_t total, uint32_t *ids,
+                               uint8_t *max, splade_range_term *rt, uint8_t *out, size_t *pos)
 {
     uint32_t n = 0;
-    for (uint64_t p = c->start[t]; p < c->start[t + 1]; p++) {
-        uint32_t r = c->docs[p] >> SPLADE_RANGE_SHIFT;
+    for (uint64_t p = 0; p < len; p++) {
+        uint32_t r = docs[p] >> SPLADE_RANGE_SHIFT;
         if (n && ids[n - 1] == r) {
-            max[n - 1] = c->imps[p] > max[n - 1] ? c->imps[p] : max[n - 1];
+            max[n - 1] = imps[p] > max[n - 1] ? imps[p] : max[n - 1];
         } else {
             ids[n] = r;
-            max[n++] = c->imps[p];
+            max[n++] = imps[p];
         }
     }
-    inv->range_terms[t] = (splade_range_term){.offset = *pos, .n_ranges = n};
+    *rt = (splade_range_term){.offset = *pos, .n_ranges = n};
     if (splade_ranges_dense(n, total)) { /* one maximum per range, 0 where absent: SIMD-summed by BMP */
-        inv->range_terms[t].flags = SPLADE_RANGES_DENSE;
+        rt->flags = SPLADE_RANGES_DENSE;
         memset(out + *pos, 0, total);
         for (uint32_t i = 0; i < n; i++)
             out[*pos + ids[i]] = max[i];
@@ -67,6 +68,15 @@ static void encode_ranges(const csr *c, int32_t t, uint32_t total, uint32_t *ids
     }
     memcpy(out + *pos, max, n);
     *pos += n + splade_svb_delta_encode(ids, n, 0, out + *pos + n);
+}
+
+/* One term's range maxima, right after the term's blocks, while its postings are still in cache. */
+static void encode_ranges(const csr *c, int32_t t, uint32_t total, uint32_t *ids, uint8_t *max, splade_inverted *inv,
+                          uint8_t *out, size_t *pos)
+{
+    uint64_t s = c->start[t];
+    splade_encode_list_ranges(c->docs + s, c->imps + s, c->start[t + 1] - s, total, ids, max, &inv->range_terms[t],
+                              out, pos);
 }
 
 /* Terms [t0, t1) encoded into their own POSTINGS and RANGES parts. */

@@ -22,7 +22,7 @@
 #include "splade.h"
 #include "splade/build.h"
 
-#define TMP_PREFIX "." SPLADE_INDEX_FILE ".tmp-"
+#define TMP_PREFIX SPLADE_TMP_PREFIX
 #define LOCK_FILE ".lock"
 /* temporaries of every writer (segments.c, manifest.c, deletions.c write the other two) */
 static const char *const tmp_prefixes[] = {TMP_PREFIX, "." SPLADE_MANIFEST_FILE ".tmp-", ".del.tmp-"};
@@ -272,10 +272,10 @@ int splade_sync_dir(const char *dir)
 /* The new file, re-opened like a query opens it but through our own descriptor: every check of
  * splade_index_open (header, size, each section's CRC32C, every offset table, every posting block
  * and range table), on `threads` threads. */
-static int verify(int fd, const char *path, int threads)
+static int verify(int fd, const char *path, int threads, int lean)
 {
     splade_index *ix;
-    int rc = splade_index_open_fd(fd, path, threads, &ix);
+    int rc = lean ? splade_index_open_fd_lean(fd, path, threads, &ix) : splade_index_open_fd(fd, path, threads, &ix);
     if (rc < 0)
         return rc;
     splade_index_close(ix);
@@ -295,12 +295,12 @@ static void *fsync_file(void *arg)
 
 /* fsync and verify at the same time (the disk works while the CPUs check the pages just written;
  * the check reads the page cache, which is what the fsync writes out). */
-static int sync_and_verify(int fd, const char *tmp, int threads)
+static int sync_and_verify(int fd, const char *tmp, int threads, int lean)
 {
     sync_job sj = {fd, 0};
     pthread_t tid;
     int async = pthread_create(&tid, NULL, fsync_file, &sj) == 0;
-    int rc = verify(fd, tmp, threads);
+    int rc = verify(fd, tmp, threads, lean);
     if (async)
         pthread_join(tid, NULL);
     else
@@ -320,28 +320,23 @@ static int cancelled(const splade_index_builder *b, const char *dir, const char 
                        "untouched", dir, stage);
 }
 
-/* Write, fsync and verify, then rename: only a file both durable and verified takes the index's
- * name, and only the file we wrote (the name is checked to still lead to our descriptor's file). */
-static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
-                             const char *name, splade_build_stats *st)
+/* fsync and verify the complete temporary file fd (at tmp), then rename it onto DIR/name and fsync
+ * DIR: only a file both durable and verified takes the name, and only the file we wrote (the name
+ * is checked to still lead to our descriptor's file). On failure tmp is removed. fd is closed. */
+int splade_install_temp(int fd, const char *tmp, const char *dir, const char *name, int threads, int lean,
+                        const volatile int *cancel, double *verify_s)
 {
-    char tmp[4096], final[4096];
+    char final[4096];
+    int rc = SPLADE_OK;
     if (snprintf(final, sizeof final, "%s/%s", dir, name) >= (int)sizeof final)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
-    int fd = -1;
-    int rc = splade_create_temp(dir, TMP_PREFIX, tmp, sizeof tmp, &fd);
-    if (rc < 0)
-        return rc;
-    int threads = splade_build_threads(b->threads, inv->n_postings);
-    rc = splade_write_file(b, inv, fd, tmp, threads, &st->file_bytes);
-    if (rc == 0)
-        rc = cancelled(b, dir, "after writing the file");
+        rc = splade_fail(SPLADE_ERR_INVALID_ARG, "index path too long: %s", dir);
     double t0 = now_s();
     if (rc == 0)
-        rc = sync_and_verify(fd, tmp, threads);
-    st->verify_s = now_s() - t0;
-    if (rc == 0)
-        rc = cancelled(b, dir, "after verifying the file");
+        rc = sync_and_verify(fd, tmp, threads, lean);
+    *verify_s = now_s() - t0;
+    if (rc == 0 && cancel && *cancel)
+        rc = splade_fail(SPLADE_ERR_CANCELLED, "%s: build cancelled by the caller after verifying the file; "
+                         "the previous index is untouched", dir);
     if (rc == 0 && !same_file(fd, tmp))
         rc = splade_fail(SPLADE_ERR_IO, "%s: the temporary file was replaced or removed during the build", tmp);
     if (rc == 0 && rename(tmp, final) != 0)
@@ -351,6 +346,28 @@ static int write_and_install(const splade_index_builder *b, const splade_inverte
     if (close(fd) != 0 && rc == 0)
         rc = splade_fail(SPLADE_ERR_IO, "%s: close failed: %s", final, strerror(errno));
     return rc < 0 ? rc : splade_sync_dir(dir);
+}
+
+/* Write, fsync and verify, then rename (splade_install_temp). */
+static int write_and_install(const splade_index_builder *b, const splade_inverted *inv, const char *dir,
+                             const char *name, splade_build_stats *st)
+{
+    char tmp[4096];
+    int fd = -1;
+    int rc = splade_create_temp(dir, TMP_PREFIX, tmp, sizeof tmp, &fd);
+    if (rc < 0)
+        return rc;
+    int threads = splade_build_threads(b->threads, inv->n_postings);
+    rc = splade_write_file(b, inv, fd, tmp, threads, &st->file_bytes);
+    if (rc == 0)
+        rc = cancelled(b, dir, "after writing the file");
+    if (rc < 0) {
+        if (same_file(fd, tmp))
+            unlink(tmp);
+        close(fd);
+        return rc;
+    }
+    return splade_install_temp(fd, tmp, dir, name, threads, 0, b->cancel, &st->verify_s);
 }
 
 /* Inverts and installs as DIR/name, with the folder locked. */

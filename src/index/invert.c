@@ -60,17 +60,15 @@ static int sorted_vocab(const splade_index_builder *b, int32_t **order_out, int3
     return SPLADE_OK;
 }
 
-/* DOCSEQ: each internal id's sequence offset (its input position, or the one merge.c set), so that
+/* DOCSEQ: each internal id's sequence offset (its input position), so that
  * ties are broken by input order whatever the reordering (docs/FORMAT.md, "Document sequence"). */
 static int doc_sequence(const splade_index_builder *b, splade_inverted *out)
 {
     out->docseq = malloc(((size_t)b->ids.n + 1) * sizeof *out->docseq);
     if (!out->docseq)
         return splade_fail(SPLADE_ERR_NOMEM, "document sequence of %u documents", b->ids.n);
-    for (uint32_t i = 0; i < b->ids.n; i++) {
-        uint32_t d = out->doc_order ? out->doc_order[i] : i;
-        out->docseq[i] = b->seqoff ? b->seqoff[d] : d;
-    }
+    for (uint32_t i = 0; i < b->ids.n; i++)
+        out->docseq[i] = out->doc_order[i];
     return SPLADE_OK;
 }
 
@@ -93,7 +91,7 @@ int splade_invert(const splade_index_builder *b, splade_inverted *out)
         splade_inverted_free(out);
         return rc;
     }
-    if ((out->doc_order || b->seqoff) && (rc = doc_sequence(b, out)) < 0) {
+    if (out->doc_order && (rc = doc_sequence(b, out)) < 0) {
         free(remap);
         splade_inverted_free(out);
         return rc;

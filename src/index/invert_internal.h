@@ -33,4 +33,16 @@ int splade_scatter(const splade_index_builder *b, const int32_t *remap, const ui
  * threads. */
 int splade_encode_terms(const csr *c, int32_t T, uint32_t n_docs, int P, splade_inverted *inv);
 
+/* One term's n postings (docs ascending, their impacts) cut into blocks: the BLOCKS entries
+ * blocks[0 .. ceil(n / 128)), encoded bytes appended at out + *pos (a block's offset is *pos when it
+ * starts); te's n_postings and max_impact are set (te zeroed by the caller, first_block its own).
+ * out needs ceil(n / 128) x splade_block_max_bytes(128) bytes. */
+void splade_encode_list(const uint32_t *docs, const uint8_t *imps, uint64_t n, splade_block_entry *blocks,
+                        splade_term_entry *te, uint8_t *out, size_t *pos);
+/* The same list's range maxima (docs/FORMAT.md, "Range maxima") in a collection of `total` ranges,
+ * appended at out + *pos (dense or sparse, *rt describes it); ids and max are scratch of n entries.
+ * out needs max(total, 6 n + 16) bytes. */
+void splade_encode_list_ranges(const uint32_t *docs, const uint8_t *imps, uint64_t n, uint32_t total, uint32_t *ids,
+                               uint8_t *max, splade_range_term *rt, uint8_t *out, size_t *pos);
+
 #endif

@@ -98,6 +98,7 @@ typedef struct {
 } crc_piece;
 
 typedef struct {
+    const splade_index *ix;
     crc_piece *pieces;
     size_t from, to;
 } crc_job;
@@ -105,9 +106,21 @@ typedef struct {
 static void *crc_pieces(void *arg)
 {
     crc_job *j = arg;
-    for (size_t i = j->from; i < j->to; i++)
+    for (size_t i = j->from; i < j->to; i++) {
         j->pieces[i].crc = splade_crc32c(0, j->pieces[i].p, j->pieces[i].n);
+        splade_index_release(j->ix, j->pieces[i].p, j->pieces[i].p + j->pieces[i].n);
+    }
     return NULL;
+}
+
+void splade_index_release(const splade_index *ix, const void *from, const void *to)
+{
+    if (!ix->lean)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)from + page - 1) & ~(page - 1), b = (uintptr_t)to & ~(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 static uint64_t in_file(const splade_index *ix, const spx_section *s) /* length, 0 if outside (reported later) */
@@ -125,6 +138,8 @@ static int section_crcs(const splade_index *ix, const spx_section *tab, uint32_t
     size_t piece = (size_t)(total / (uint64_t)P / 4) + 1; /* ~4 pieces per thread: sections differ in size */
     size_t least = splade_index_piece_bytes ? splade_index_piece_bytes : 1;
     piece = piece < least ? least : piece;
+    if (ix->lean && piece > (32u << 20))
+        piece = 32u << 20; /* what a lean check holds per thread */
     size_t n_pieces = 0;
     for (uint32_t i = 0; i < n; i++)
         n_pieces += len[i] / piece + 1;
@@ -139,7 +154,7 @@ static int section_crcs(const splade_index *ix, const spx_section *tab, uint32_t
         }
     crc_job jobs[MAX_THREADS];
     for (int j = 0; j < P; j++)
-        jobs[j] = (crc_job){pc, k * (size_t)j / (size_t)P, k * (size_t)(j + 1) / (size_t)P};
+        jobs[j] = (crc_job){ix, pc, k * (size_t)j / (size_t)P, k * (size_t)(j + 1) / (size_t)P};
     splade_run_jobs(P, crc_pieces, jobs, sizeof *jobs);
     k = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -256,7 +271,7 @@ static int open_file(const char *dir, int threads, splade_index **out)
     return finish_open(ix, rc, out);
 }
 
-int splade_index_open_fd(int fd, const char *path, int threads, splade_index **out)
+static int open_fd(int fd, const char *path, int threads, int lean, splade_index **out)
 {
     if (fd < 0 || !path || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_index_open_fd: bad arguments");
@@ -265,6 +280,7 @@ int splade_index_open_fd(int fd, const char *path, int threads, splade_index **o
     if (!ix)
         return splade_fail(SPLADE_ERR_NOMEM, "index");
     ix->threads = threads;
+    ix->lean = lean;
     int rc = snprintf(ix->path, sizeof ix->path, "%s", path) < (int)sizeof ix->path
                  ? SPLADE_OK
                  : splade_fail(SPLADE_ERR_INVALID_ARG, "path too long: %s", path);
@@ -273,6 +289,16 @@ int splade_index_open_fd(int fd, const char *path, int threads, splade_index **o
     if (rc == 0)
         rc = check_mapped(ix);
     return finish_open(ix, rc, out);
+}
+
+int splade_index_open_fd(int fd, const char *path, int threads, splade_index **out)
+{
+    return open_fd(fd, path, threads, 0, out);
+}
+
+int splade_index_open_fd_lean(int fd, const char *path, int threads, splade_index **out)
+{
+    return open_fd(fd, path, threads, 1, out);
 }
 
 void splade_index_close(splade_index *ix)

@@ -32,6 +32,7 @@ struct splade_index {
     atomic_int lookup_ready; /* release-stored once lookup is complete: readers need no lock */
     pthread_mutex_t lookup_lock; /* serialises the one build of lookup among threads sharing ix */
     int threads;            /* threads the open-time checks may use (1 for splade_index_open) */
+    int lean;               /* the checks release the pages they have read (splade_index_open_fd_lean) */
     const uint32_t *docseq; /* a file's DOCSEQ section, NULL when absent */
     /* Segments (segment.h). A single file: one, itself (one_seg). A snapshot of a folder with a
      * MANIFEST (snapshot.c): the files it names, opened, with their deletions and term remaps. */
@@ -49,6 +50,10 @@ struct splade_index {
 /* Opens the snapshot named by DIR/MANIFEST (snapshot.c); SPLADE_ERR_NOT_FOUND when there is none. */
 int splade_snapshot_open(const char *dir, int threads, splade_index **out);
 void splade_snapshot_free(splade_index *ix);
+/* The same for a merge, which streams the segments once: each file's pages, read by its checks, are
+ * released from the process (MADV_DONTNEED; they stay in the page cache) before the next file is
+ * opened, so the open costs one segment of RSS, not the index. */
+int splade_snapshot_open_lean(const char *dir, int threads, splade_index **out);
 /* A zeroed index with its lock ready (reader.c). */
 splade_index *splade_index_alloc(void);
 /* The segment of snapshot document g (< n_docs) and its internal id there. */
@@ -66,5 +71,11 @@ int splade_index_open_threads(const char *path, int threads, splade_index **out)
  * The builder verifies its own temporary file through the descriptor it wrote, never by a path
  * that something else could have replaced in between. */
 int splade_index_open_fd(int fd, const char *path, int threads, splade_index **out);
+/* The same checks, releasing each part of the mapping from the process once checked (MADV_DONTNEED;
+ * the pages stay in the page cache), so that verifying a file costs a few pieces of RSS, not the
+ * file: for a writer that verifies a file it does not search (merge.c's new segment). */
+int splade_index_open_fd_lean(int fd, const char *path, int threads, splade_index **out);
+/* With ix->lean: drops the whole pages inside [from, to) from the process. */
+void splade_index_release(const splade_index *ix, const void *from, const void *to);
 
 #endif

@@ -287,7 +287,6 @@ done:
     return rc;
 }
 
-int splade_merge_locked(const char *dir, int max_segments, int threads, splade_merge_stats *st);
 
 void splade_add_opts_init(splade_add_opts *o)
 {
@@ -315,7 +314,7 @@ int splade_index_add(splade_index_builder *b, const char *dir, const splade_add_
     int limit = o.max_segments > 0 ? o.max_segments : SPLADE_MERGE_POLICY_SEGMENTS;
     if (rc == 0 && !o.no_merge) { /* the size-tiered policy: merge the smallest when there are too many */
         splade_merge_stats ms;
-        rc = splade_merge_locked(dir, limit, o.threads, &ms);
+        rc = splade_merge_locked(dir, limit, o.threads, b->cancel, &ms);
         st->n_merged = ms.n_merged;
         st->generation = ms.n_merged ? ms.generation : st->generation;
     }

@@ -4,6 +4,7 @@
 
 #include "index/builder_internal.h"
 #include "index/manifest.h"
+#include "splade/segments.h"
 #include "splade/index.h"
 
 /* `build` into a folder with a MANIFEST: the builder's documents become the only segment of the
@@ -25,9 +26,29 @@ int splade_segments_install(const char *dir, const splade_manifest *m);
 
 /* Merges segments of the open snapshot ix (of folder dir, lock held) whose indexes are marked in
  * pick[] into one new segment named seg-<gen>.spx, appended to out (a copy of ix's manifest with the
- * picked segments removed). merge.c. */
+ * picked segments removed); its size into *bytes_out. merge.c. */
 int splade_segments_merge_into(const splade_index *ix, const char *dir, const int *pick, int threads,
-                               splade_manifest *out);
+                               const volatile int *cancel, splade_manifest *out, uint64_t *bytes_out);
+
+/* The merge of segments.h with the folder's lock held (merge.c): also the size-tiered policy after
+ * an add and after a bounded build. */
+int splade_merge_locked(const char *dir, int max_segments, int threads, const volatile int *cancel,
+                        splade_merge_stats *st);
+
+typedef struct {
+    uint32_t n_docs;     /* live documents merged */
+    uint64_t seq_base;   /* the lowest sequence number among them (next_seq when none) */
+    uint64_t n_postings;
+    uint64_t bytes;      /* the file's size */
+    double verify_s;
+} splade_merge_result;
+
+/* The streaming merge (merge_stream.c): the live documents of ix's picked segments, in manifest
+ * order, written as DIR/name (temporary file, fsync, verify on `threads`, rename) with doc_scale and
+ * DOCSEQ offsets from res->seq_base. *cancel (NULL: none) is read between terms and before the
+ * rename: SPLADE_ERR_CANCELLED, nothing installed. Lock held. */
+int splade_merge_stream(const splade_index *ix, const char *dir, const char *name, const int *pick, int threads,
+                        const volatile int *cancel, float doc_scale, uint64_t next_seq, splade_merge_result *res);
 
 /* add: appends the builder's spilled segments (spill.c) to m, the next generation (the one they are
  * named for), after the index's sequence; m's segment array grows. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "common/fail.h"
@@ -48,7 +49,7 @@ static int live_tables(splade_segment *g)
 }
 
 /* Opens segment i's file and deletion file and fills its description. */
-static int open_segment(splade_index *ix, const char *dir, int i, int threads)
+static int open_segment(splade_index *ix, const char *dir, int i, int threads, int lean)
 {
     const splade_manifest_seg *m = &ix->man.segs[i];
     splade_segment *g = &ix->segs[i];
@@ -59,6 +60,8 @@ static int open_segment(splade_index *ix, const char *dir, int i, int threads)
     if (rc < 0)
         return rc;
     const splade_index *f = ix->files[i];
+    if (lean) /* a merge: the checked pages leave the process (not the page cache) before the next file */
+        madvise(f->map, f->size, MADV_DONTNEED);
     if (f->info.n_docs != m->n_docs) {
         char why[128];
         snprintf(why, sizeof why, "holds %u documents, the manifest says %u", f->info.n_docs, m->n_docs);
@@ -189,7 +192,7 @@ static int summarize(splade_index *ix)
     return SPLADE_OK;
 }
 
-static int assemble(const char *dir, int threads, splade_manifest *m, splade_index *ix)
+static int assemble(const char *dir, int threads, int lean, splade_manifest *m, splade_index *ix)
 {
     ix->is_snapshot = 1;
     ix->man = *m;
@@ -204,7 +207,7 @@ static int assemble(const char *dir, int threads, splade_manifest *m, splade_ind
         return splade_fail(SPLADE_ERR_NOMEM, "%s: %d segments", dir, ix->man.n_segs);
     ix->n_segs = ix->man.n_segs;
     for (int i = 0; i < ix->n_segs; i++) {
-        int rc = open_segment(ix, dir, i, threads);
+        int rc = open_segment(ix, dir, i, threads, lean);
         if (rc < 0)
             return rc;
     }
@@ -222,7 +225,7 @@ static int generation_moved(const char *dir, uint64_t gen)
     return moved;
 }
 
-int splade_snapshot_open(const char *dir, int threads, splade_index **out)
+static int snapshot_open(const char *dir, int threads, int lean, splade_index **out)
 {
     *out = NULL;
     for (int attempt = 0;; attempt++) {
@@ -242,7 +245,7 @@ int splade_snapshot_open(const char *dir, int threads, splade_index **out)
             return splade_fail(SPLADE_ERR_NOMEM, "index");
         }
         uint64_t gen = m.generation;
-        rc = assemble(dir, threads, &m, ix);
+        rc = assemble(dir, threads, lean, &m, ix);
         splade_manifest_free(&m);
         if (rc == 0) {
             *out = ix;
@@ -253,6 +256,16 @@ int splade_snapshot_open(const char *dir, int threads, splade_index **out)
             return rc;
         nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL); /* a writer is between two generations */
     }
+}
+
+int splade_snapshot_open(const char *dir, int threads, splade_index **out)
+{
+    return snapshot_open(dir, threads, 0, out);
+}
+
+int splade_snapshot_open_lean(const char *dir, int threads, splade_index **out)
+{
+    return snapshot_open(dir, threads, 1, out);
 }
 
 void splade_snapshot_free(splade_index *ix)

@@ -62,6 +62,17 @@ int splade_builder_set_memory(splade_index_builder *b, const char *dir, uint64_t
     return splade_builder_lock(b, dir); /* spills write into the folder: held from now to the end */
 }
 
+void splade_builder_set_merge_policy(splade_index_builder *b, int max_segments)
+{
+    if (b)
+        b->merge_limit = max_segments;
+}
+
+int splade_builder_merged(const splade_index_builder *b)
+{
+    return b ? b->n_merged : 0;
+}
+
 int splade_builder_has_id(const splade_index_builder *b, const char *id, size_t len, long *line)
 {
     int64_t at = strtab_find(&b->ids, id, len);
@@ -119,8 +130,6 @@ static int forget_documents(splade_index_builder *b)
     }
     strtab_free(&b->ids);
     strtab_free(&b->store);
-    free(b->seqoff);
-    b->seqoff = NULL;
     b->fn = 0;
     b->n_vectors = 0;
     b->n_truncated = 0;
@@ -197,6 +206,12 @@ int splade_spill_install_build(splade_index_builder *b, const char *dir, splade_
     if (rc == 0)
         rc = splade_segments_install(dir, &m);
     b->spills_installed = rc == 0;
+    if (rc == 0 && b->merge_limit >= 0) { /* the size-tiered policy of add: the smallest merged, streamed */
+        splade_merge_stats ms;
+        rc = splade_merge_locked(dir, b->merge_limit ? b->merge_limit : SPLADE_MERGE_POLICY_SEGMENTS, b->threads,
+                                b->cancel, &ms);
+        b->n_merged = ms.n_merged;
+    }
     *st = b->spill_st; /* times per phase and bytes summed over the segments */
     st->n_docs = (uint32_t)b->spilled_docs;
     st->n_postings = b->spilled_postings;

@@ -138,6 +138,22 @@ static int dense_valid(const splade_index *ix, const splade_range_term *r, uint6
     return nonzero == r->n_ranges;
 }
 
+/* A lean open (splade_index_open_fd_lean) releases what a job has checked, every 8 MB: from *done
+ * (NULL: the job's first byte, at) up to at, the start of what it reads next. Jobs cover disjoint
+ * runs of terms, i.e. disjoint runs of the sections; a page released early is read again from the
+ * page cache. */
+static void lean_release(const splade_index *ix, const uint8_t **done, const uint8_t *at)
+{
+    if (!ix->lean)
+        return;
+    if (!*done || at < *done)
+        *done = at;
+    if (at - *done >= (8 << 20)) {
+        splade_index_release(ix, *done, at);
+        *done = at;
+    }
+}
+
 /* Term t's range table, structurally: inside the section, n_ranges plausible, a sparse list's ids
  * ascending below the number of ranges (decoded into ids), a dense table's non-zero count equal to
  * n_ranges. NULL if valid, else what is wrong. */
@@ -163,10 +179,12 @@ static const char *range_term_invalid(const splade_index *ix, uint32_t t, uint32
  * is wrong with the first invalid one. */
 static const char *ranges_invalid(const splade_index *ix, uint32_t t0, uint32_t t1, uint32_t *ids)
 {
+    const uint8_t *done = NULL;
     for (uint32_t t = t0; t < t1; t++) {
         const char *why = range_term_invalid(ix, t, ids);
         if (why)
             return why;
+        lean_release(ix, &done, ix->sec[SEC_RANGES] + ix->range_terms[t].offset);
     }
     return NULL;
 }
@@ -217,11 +235,16 @@ static const char *blocks_invalid(const splade_index *ix, uint32_t t0, uint32_t 
     const splade_index_info *in = &ix->info;
     uint64_t data_end = ix->sec_len[SEC_POSTINGS] - 16;
     uint32_t scratch[SPLADE_BLOCK_SIZE];
+    const uint8_t *done = NULL, *rdone = NULL;
     for (uint32_t t = t0; t < t1; t++) {
         uint32_t n = ix->terms[t].n_postings, prev = 0;
         uint8_t term_max = 0;
         const splade_block_entry *blk = ix->blocks + ix->terms[t].first_block;
+        if (n)
+            lean_release(ix, &done, ix->sec[SEC_POSTINGS] + blk[0].offset);
         const splade_range_term *rt = ids && !range_term_invalid(ix, t, ids) ? &ix->range_terms[t] : NULL;
+        if (rt)
+            lean_release(ix, &rdone, ix->sec[SEC_RANGES] + rt->offset);
         range_walk w = {0};
         if (rt)
             w = (range_walk){ix->sec[SEC_RANGES] + rt->offset, rt->flags & SPLADE_RANGES_DENSE ? NULL : ids,

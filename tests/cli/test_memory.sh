@@ -60,6 +60,20 @@ same_runs ix ref "build --memory"
 lv=$("$BIN" info -i ix | awk '/^live documents:/ { print $3 }')
 [ "$lv" = 3000 ] || fail "info: $lv live documents"
 
+# the merge policy after a bounded build: more than 10 segments are merged (streaming) down to 10 in
+# a second generation; the answers stay those of the in-memory build, nothing is left behind
+"$BIN" build --vectors a.jsonl -o pol --memory 64K > out.txt || fail "bounded build with the policy: $(cat out.txt)"
+n=$(segments pol)
+[ "$n" = 10 ] || fail "the policy left $n segments, not 10"
+grep -q '"generation": *2' pol/MANIFEST || fail "the policy's merge is not generation 2: $(head -c 200 pol/MANIFEST)"
+grep -q "of them merged into one" out.txt || fail "build summary does not report the merge: $(cat out.txt)"
+for f in $(ls -A pol); do
+    [ "$f" = MANIFEST ] || grep -q "\"$f\"" pol/MANIFEST || fail "policy: stray file pol/$f"
+done
+scale=$("$BIN" info -i pol | awk '/^doc_scale:/ { print $2 }')
+"$BIN" build --vectors a.jsonl -o refp --doc-scale "$scale" --quiet || fail "reference build (policy)"
+same_runs pol refp "build --memory + merge policy"
+
 # the same with a given doc_scale, and a rebuild over the segmented folder (a new generation)
 "$BIN" build --vectors a.jsonl -o ix --memory 384K --doc-scale 0.01 --quiet || fail "bounded rebuild"
 grep -q '"generation": *2' ix/MANIFEST || fail "rebuild is not generation 2"
