@@ -90,9 +90,9 @@ class Config(ctypes.Structure):  # splade_config (include/splade/model.h)
     _fields_ = [("vocab_size", c_int32), ("hidden_size", c_int32), ("num_layers", c_int32),
                 ("num_heads", c_int32), ("intermediate_size", c_int32), ("max_position", c_int32),
                 ("type_vocab_size", c_int32), ("pad_token_id", c_int32), ("layer_norm_eps", c_float),
-                ("tie_word_embeddings", c_bool), ("do_lower_case", c_bool)]
-
-
+                ("tie_word_embeddings", c_bool), ("do_lower_case", c_bool),
+                # appended in the header (DistilBERT, pooling, activation): enum values as int32
+                ("architecture", c_int32), ("pooling", c_int32), ("activation", c_int32)]
 
 
 class IndexInfo(ctypes.Structure):  # splade_index_info (include/splade/index.h)
