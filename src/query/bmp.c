@@ -26,29 +26,45 @@
 
 #define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
 
-/* Adds each query term's range maxima in segment p into its part of range_ub and its bitmaps. */
+/* Adds one term's range maxima (tr, query impact qw) into ub and its bitmap present. */
+static void add_term(splade_searcher *s, const splade_term_ranges *tr, uint32_t n_ranges, uint32_t qw, uint32_t *ub,
+                     uint64_t *present)
+{
+    if (tr->dense) { /* n_ranges entries, checked at open */
+        splade_dense_ranges_add(tr->data, n_ranges, qw, ub, present);
+        return;
+    }
+    splade_svb_delta_decode(tr->data + tr->n, tr->n, 0, s->range_ids);
+    for (uint32_t j = 0; j < tr->n; j++) {
+        uint32_t r = s->range_ids[j];
+        if (r < n_ranges) { /* a damaged list must not write outside the arrays */
+            ub[r] += qw * tr->data[j];
+            present[r >> 6] |= 1ull << (r & 63);
+        }
+    }
+}
+
+#define LOOKAHEAD 32
+
+/* Adds each query term's range maxima in segment p into its part of range_ub and its bitmaps.
+ * The tables of a segment's terms lie far apart in its file, each a cache and TLB miss away: they
+ * are looked up and prefetched LOOKAHEAD terms at a time, so that the misses overlap, and summed
+ * afterwards. */
 static void range_bounds(splade_searcher *s, const bmp_part *p)
 {
     uint32_t n_ranges = p->n_ranges, *ub = s->range_ub + p->first;
     memset(ub, 0, (size_t)n_ranges * sizeof *ub);
-    for (int i = 0; i < p->n; i++) {
-        splade_term_ranges tr;
-        splade_index_ranges(p->seg->ix, p->terms[i], &tr);
-        uint32_t qw = p->cursors[i].qw;
-        uint64_t *present = p->bits + (size_t)i * p->words;
-        memset(present, 0, p->words * sizeof *present);
-        if (tr.dense) { /* n_ranges entries, checked at open */
-            splade_dense_ranges_add(tr.data, n_ranges, qw, ub, present);
-            continue;
+    memset(p->bits, 0, (size_t)p->n * p->words * sizeof *p->bits);
+    splade_term_ranges tr[LOOKAHEAD];
+    for (int at = 0; at < p->n; at += LOOKAHEAD) {
+        int n = p->n - at < LOOKAHEAD ? p->n - at : LOOKAHEAD;
+        for (int i = 0; i < n; i++) {
+            splade_index_ranges(p->seg->ix, p->terms[at + i], &tr[i]);
+            __builtin_prefetch(tr[i].data);
+            __builtin_prefetch(tr[i].data + 64);
         }
-        splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, s->range_ids);
-        for (uint32_t j = 0; j < tr.n; j++) {
-            uint32_t r = s->range_ids[j];
-            if (r < n_ranges) { /* a damaged list must not write outside the arrays */
-                ub[r] += qw * tr.data[j];
-                present[r >> 6] |= 1ull << (r & 63);
-            }
-        }
+        for (int i = 0; i < n; i++)
+            add_term(s, &tr[i], n_ranges, p->cursors[at + i].qw, ub, p->bits + (size_t)(at + i) * p->words);
     }
 }
 
@@ -70,15 +86,22 @@ static void sift(uint64_t *h, uint32_t n, uint32_t i)
     }
 }
 
-/* Scores range r (its number in segment p) exactly into t. */
+/* Scores range r (its number in segment p) exactly into t. The cursors of the terms present are
+ * placed first and their blocks prefetched, then decoded and summed: a segment's cursors are often
+ * cold (first use, or far from the last range), and their misses then overlap. */
 static void score_range(splade_searcher *s, const bmp_part *p, uint32_t r, topk *t)
 {
     uint32_t acc[RANGE_DOCS] = {0}, first = r * RANGE_DOCS, end = first + RANGE_DOCS, n_docs = p->seg->n_docs;
+    for (int i = 0; i < p->n; i++)
+        if (p->bits[(size_t)i * p->words + (r >> 6)] >> (r & 63) & 1) { /* the term has postings in this range */
+            cursor_locate(&p->cursors[i], first);
+            cursor_prefetch(&p->cursors[i]);
+        }
     for (int i = 0; i < p->n; i++) {
         if (!(p->bits[(size_t)i * p->words + (r >> 6)] >> (r & 63) & 1))
-            continue; /* the term has no posting in this range */
+            continue;
         cursor *c = &p->cursors[i];
-        cursor_seek(c, first);
+        cursor_seek_located(c, first);
         for (; c->doc < end; cursor_next(c)) {
             acc[c->doc - first] += cursor_score(c);
             s->stats.postings_scored++;
