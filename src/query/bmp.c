@@ -62,6 +62,8 @@ static void range_bounds(splade_searcher *s, const bmp_part *p)
             splade_index_ranges(p->seg->ix, p->terms[at + i], &tr[i]);
             __builtin_prefetch(tr[i].data);
             __builtin_prefetch(tr[i].data + 64);
+            if (!tr[i].dense) /* the coded range ids follow the n maxima */
+                __builtin_prefetch(tr[i].data + tr[i].n);
         }
         for (int i = 0; i < n; i++)
             add_term(s, &tr[i], n_ranges, p->cursors[at + i].qw, ub, p->bits + (size_t)(at + i) * p->words);
