@@ -1,16 +1,16 @@
 /* BMP: block-max pruning over doc-id ranges (Mallia, Suel, Tonellotto, SIGIR 2024), exact mode.
  * Every range of 2^SPLADE_RANGE_SHIFT consecutive documents gets a score bound, the sum over query
- * terms of query impact × the term's largest impact in that range (the RANGES section). Ranges are
- * then scored exactly in decreasing bound order, each with random access into the posting lists,
- * until the next bound cannot beat the k-th score. After the first PRIME ranges have set a good
- * threshold, the ranges that can still win are scored in ascending id order instead, so the posting
- * cursors move forward and reuse decoded blocks (each is still skipped if its bound fell below the
- * k-th score meanwhile). Ties stay exact: a range is dropped only if its bound is below the k-th
+ * terms of query impact × the term's largest impact in that range (the RANGES section). The PRIME
+ * ranges of largest bound are scored first, best first, each with random access into the posting
+ * lists, until the next bound cannot beat the k-th score. With the threshold they set, the ranges
+ * that can still win are then scored in ascending id order, so the posting cursors move forward and
+ * reuse decoded blocks (each is still skipped if its bound fell below the k-th score meanwhile).
+ * Ties stay exact: a range is dropped only if its bound is below the k-th
  * score (a document of a range whose bound equals it may still win on its sequence number), and a
  * document enters only if it ranks above the worst kept hit by (score desc, sequence asc).
  *
  * Segments (src/index/segment.h) share the queue: every segment's ranges get their bounds first, and
- * the ranges of all of them are ordered together, so that the first PRIME ranges scored are the best
+ * the ranges of all of them are compared together, so that the first PRIME ranges scored are the best
  * of the whole index and one k-th score prunes every segment, as in one file of the same documents.
  * (Searched one segment after the other, the first segment started from an empty heap and the
  * ranges of later ones were never compared with it: 4x the postings at 10 segments.) A range is
@@ -26,40 +26,59 @@
 
 #define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
 
-/* Adds each query term's range maxima in segment p into its part of range_ub and its bitmaps. */
-static void range_bounds(splade_searcher *s, const bmp_part *p)
+/* Adds one term's range maxima (tr, query impact qw) into ub and its bitmap present. */
+static void add_term(splade_searcher *s, const splade_term_ranges *tr, uint32_t n_ranges, uint32_t qw, uint32_t *ub,
+                     uint64_t *present)
 {
-    uint32_t n_ranges = p->n_ranges, *ub = s->range_ub + p->first;
-    memset(ub, 0, (size_t)n_ranges * sizeof *ub);
-    for (int i = 0; i < p->n; i++) {
-        splade_term_ranges tr;
-        splade_index_ranges(p->seg->ix, p->terms[i], &tr);
-        uint32_t qw = p->cursors[i].qw;
-        uint64_t *present = p->bits + (size_t)i * p->words;
-        memset(present, 0, p->words * sizeof *present);
-        if (tr.dense) { /* n_ranges entries, checked at open */
-            splade_dense_ranges_add(tr.data, n_ranges, qw, ub, present);
-            continue;
-        }
-        splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, s->range_ids);
-        for (uint32_t j = 0; j < tr.n; j++) {
-            uint32_t r = s->range_ids[j];
-            if (r < n_ranges) { /* a damaged list must not write outside the arrays */
-                ub[r] += qw * tr.data[j];
-                present[r >> 6] |= 1ull << (r & 63);
-            }
+    if (tr->dense) { /* n_ranges entries, checked at open */
+        splade_dense_ranges_add(tr->data, n_ranges, qw, ub, present);
+        return;
+    }
+    splade_svb_delta_decode(tr->data + tr->n, tr->n, 0, s->range_ids);
+    for (uint32_t j = 0; j < tr->n; j++) {
+        uint32_t r = s->range_ids[j];
+        if (r < n_ranges) { /* a damaged list must not write outside the arrays */
+            ub[r] += qw * tr->data[j];
+            present[r >> 6] |= 1ull << (r & 63);
         }
     }
 }
 
-/* Max-heap of (bound << 32 | ~range): larger bound first, then lower range number. */
-static void sift(uint64_t *h, uint32_t n, uint32_t i)
+#define LOOKAHEAD 32
+
+/* Adds each query term's range maxima in segment p into its part of range_ub and its bitmaps.
+ * The tables of a segment's terms lie far apart in its file, each a cache and TLB miss away: they
+ * are looked up and prefetched LOOKAHEAD terms at a time, so that the misses overlap, and summed
+ * afterwards. */
+static void range_bounds(splade_searcher *s, const bmp_part *p)
+{
+    uint32_t n_ranges = p->n_ranges, *ub = s->range_ub + p->first;
+    memset(ub, 0, (size_t)n_ranges * sizeof *ub);
+    memset(p->bits, 0, (size_t)p->n * p->words * sizeof *p->bits);
+    splade_term_ranges tr[LOOKAHEAD];
+    for (int at = 0; at < p->n; at += LOOKAHEAD) {
+        int n = p->n - at < LOOKAHEAD ? p->n - at : LOOKAHEAD;
+        for (int i = 0; i < n; i++) {
+            splade_index_ranges(p->seg->ix, p->terms[at + i], &tr[i]);
+            __builtin_prefetch(tr[i].data);
+            __builtin_prefetch(tr[i].data + 64);
+            if (!tr[i].dense) /* the coded range ids follow the n maxima */
+                __builtin_prefetch(tr[i].data + tr[i].n);
+        }
+        for (int i = 0; i < n; i++)
+            add_term(s, &tr[i], n_ranges, p->cursors[at + i].qw, ub, p->bits + (size_t)(at + i) * p->words);
+    }
+}
+
+/* Min-heap of range keys (bound << 32 | ~range: larger bound first, then lower range number):
+ * the root is the worst key kept. */
+static void sift_min(uint64_t *h, uint32_t n, uint32_t i)
 {
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && h[l] > h[m])
+        if (l < n && h[l] < h[m])
             m = l;
-        if (r < n && h[r] > h[m])
+        if (r < n && h[r] < h[m])
             m = r;
         if (m == i)
             return;
@@ -70,15 +89,22 @@ static void sift(uint64_t *h, uint32_t n, uint32_t i)
     }
 }
 
-/* Scores range r (its number in segment p) exactly into t. */
+/* Scores range r (its number in segment p) exactly into t. The cursors of the terms present are
+ * placed first and their blocks prefetched, then decoded and summed: a segment's cursors are often
+ * cold (first use, or far from the last range), and their misses then overlap. */
 static void score_range(splade_searcher *s, const bmp_part *p, uint32_t r, topk *t)
 {
     uint32_t acc[RANGE_DOCS] = {0}, first = r * RANGE_DOCS, end = first + RANGE_DOCS, n_docs = p->seg->n_docs;
+    for (int i = 0; i < p->n; i++)
+        if (p->bits[(size_t)i * p->words + (r >> 6)] >> (r & 63) & 1) { /* the term has postings in this range */
+            cursor_locate(&p->cursors[i], first);
+            cursor_prefetch(&p->cursors[i]);
+        }
     for (int i = 0; i < p->n; i++) {
         if (!(p->bits[(size_t)i * p->words + (r >> 6)] >> (r & 63) & 1))
-            continue; /* the term has no posting in this range */
+            continue;
         cursor *c = &p->cursors[i];
-        cursor_seek(c, first);
+        cursor_seek_located(c, first);
         for (; c->doc < end; cursor_next(c)) {
             acc[c->doc - first] += cursor_score(c);
             s->stats.postings_scored++;
@@ -97,10 +123,33 @@ static int can_win(const topk *t, uint32_t bound)
     return t->n < t->k || bound >= t->h[0].score;
 }
 
-static int by_u32(const void *a, const void *b)
+static int by_key_desc(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* The (at most) PRIME ranges of largest key into best, best first; returns how many. One pass
+ * with a heap of PRIME keys, most ranges rejected by one comparison with its root: a heap of all
+ * ranges, built for every query, cost as much as summing the bounds. */
+static uint32_t best_ranges(const uint32_t *ub, uint32_t total, uint64_t *best)
+{
+    uint32_t n = 0;
+    for (uint32_t q = 0; q < total; q++) {
+        if (!ub[q] || (n == PRIME && ub[q] < (uint32_t)(best[0] >> 32)))
+            continue;
+        uint64_t key = (uint64_t)ub[q] << 32 | (UINT32_MAX - q);
+        if (n < PRIME) {
+            best[n++] = key;
+            for (uint32_t i = n == PRIME ? n / 2 : 0; i-- > 0;)
+                sift_min(best, n, i);
+        } else if (key > best[0]) {
+            best[0] = key;
+            sift_min(best, n, 0);
+        }
+    }
+    qsort(best, n, sizeof *best, by_key_desc);
+    return n;
 }
 
 /* The segment that queue range q belongs to (parts ascend by first). */
@@ -134,32 +183,27 @@ static int exhaustive_instead(splade_searcher *s, const bmp_part *p, uint32_t su
     return 1;
 }
 
-/* The ranges still in the queue (m of them) that can win, scored segment by segment in ascending
- * order, so that each segment's cursors only move forward. */
-static void sweep(splade_searcher *s, const bmp_part *parts, int n_parts, uint32_t m, topk *t)
+/* The ranges not scored yet that can still win, segment by segment in ascending order, so that each
+ * segment's cursors only move forward. */
+static void sweep(splade_searcher *s, const bmp_part *parts, int n_parts, topk *t)
 {
-    uint32_t *ids = s->range_ids, c = 0; /* free again once the bounds are summed */
-    for (uint32_t i = 0; i < m; i++)
-        if (can_win(t, (uint32_t)(s->range_heap[i] >> 32)))
-            ids[c++] = UINT32_MAX - (uint32_t)s->range_heap[i];
-    qsort(ids, c, sizeof *ids, by_u32);
-    uint32_t i = 0;
     for (int j = 0; j < n_parts; j++) {
         const bmp_part *p = &parts[j];
-        uint32_t from = i, end = p->first + p->n_ranges;
-        while (i < c && ids[i] < end)
-            i++;
-        if (i == from || exhaustive_instead(s, p, i - from, t))
+        const uint32_t *ub = s->range_ub + p->first;
+        uint32_t survivors = 0, min = t->n < t->k ? 1 : t->h[0].score; /* ub 0: no posting */
+        for (uint32_t r = 0; r < p->n_ranges; r++)
+            survivors += ub[r] >= min;
+        if (!survivors || exhaustive_instead(s, p, survivors, t))
             continue;
-        for (uint32_t x = from; x < i; x++)
-            if (can_win(t, s->range_ub[ids[x]]))
-                score_range(s, p, ids[x] - p->first, t);
+        for (uint32_t r = 0; r < p->n_ranges; r++)
+            if (ub[r] && can_win(t, ub[r]))
+                score_range(s, p, r, t);
     }
 }
 
 void splade_bmp(splade_searcher *s, bmp_part *parts, int n_parts, topk *t)
 {
-    uint32_t total = 0, m = 0;
+    uint32_t total = 0;
     uint64_t *bits = s->range_bits;
     for (int j = 0; j < n_parts; j++) {
         bmp_part *p = &parts[j];
@@ -171,23 +215,16 @@ void splade_bmp(splade_searcher *s, bmp_part *parts, int n_parts, topk *t)
         range_bounds(s, p);
         total += p->n_ranges;
     }
-    for (uint32_t q = 0; q < total; q++)
-        if (s->range_ub[q])
-            s->range_heap[m++] = (uint64_t)s->range_ub[q] << 32 | (UINT32_MAX - q);
-    for (uint32_t i = m / 2; i-- > 0;)
-        sift(s->range_heap, m, i);
-    for (uint32_t popped = 0; m > 0; popped++) {
-        if (popped == PRIME) {
-            sweep(s, parts, n_parts, m, t);
-            return;
-        }
-        uint64_t top = s->range_heap[0];
-        uint32_t bound = (uint32_t)(top >> 32), q = UINT32_MAX - (uint32_t)top;
+    uint64_t best[PRIME];
+    uint32_t n = best_ranges(s->range_ub, total, best);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t bound = (uint32_t)(best[i] >> 32), q = UINT32_MAX - (uint32_t)best[i];
         if (!can_win(t, bound))
-            break; /* no document of this or any later range can rank above the worst kept hit */
-        s->range_heap[0] = s->range_heap[--m];
-        sift(s->range_heap, m, 0);
+            return; /* no document of this or any later range can rank above the worst kept hit */
         const bmp_part *p = part_of(parts, n_parts, q);
         score_range(s, p, q - p->first, t);
+        s->range_ub[q] = 0; /* scored: not again in the sweep */
     }
+    if (n == PRIME) /* else every range with a posting was scored */
+        sweep(s, parts, n_parts, t);
 }

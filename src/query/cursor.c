@@ -60,21 +60,11 @@ void cursor_next_geq(cursor *c, uint32_t target)
     c->doc = c->docs[p];
 }
 
-void cursor_seek(cursor *c, uint32_t target)
+void cursor_locate(cursor *c, uint32_t target)
 {
     uint32_t d = c->decoded;
     if (d != UINT32_MAX && c->blocks[d].last_doc >= target && (d == 0 || c->blocks[d - 1].last_doc < target)) {
-        c->block = d; /* target inside the decoded block: no metadata search, no decoding */
-        uint32_t a = 0, b = c->count - 1;
-        while (a < b) {
-            uint32_t mid = (a + b) / 2;
-            if (c->docs[mid] < target)
-                a = mid + 1;
-            else
-                b = mid;
-        }
-        c->pos = a;
-        c->doc = c->docs[a];
+        c->block = d; /* target inside the decoded block: no metadata search */
         return;
     }
     uint32_t lo = 0, hi = c->n_blocks;
@@ -92,13 +82,26 @@ void cursor_seek(cursor *c, uint32_t target)
         else
             hi = mid;
     }
-    if (lo == c->n_blocks) {
+    c->block = lo;
+}
+
+void cursor_prefetch(const cursor *c)
+{
+    if (c->block >= c->n_blocks || c->block == c->decoded)
+        return;
+    const uint8_t *in = c->postings + c->blocks[c->block].offset; /* impacts, then the coded ids */
+    for (int line = 0; line < 5; line++)
+        __builtin_prefetch(in + 64 * line);
+}
+
+void cursor_seek_located(cursor *c, uint32_t target)
+{
+    if (c->block >= c->n_blocks) {
         c->doc = CURSOR_END;
         return;
     }
-    c->block = lo;
-    if (c->decoded != lo)
-        decode(c, lo);
+    if (c->decoded != c->block)
+        decode(c, c->block);
     uint32_t a = 0, b = c->count - 1; /* docs[b] = last_doc >= target */
     while (a < b) {
         uint32_t mid = (a + b) / 2;
@@ -109,4 +112,10 @@ void cursor_seek(cursor *c, uint32_t target)
     }
     c->pos = a;
     c->doc = c->docs[a];
+}
+
+void cursor_seek(cursor *c, uint32_t target)
+{
+    cursor_locate(c, target);
+    cursor_seek_located(c, target);
 }

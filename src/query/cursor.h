@@ -32,6 +32,12 @@ void cursor_init_seek(cursor *c, const splade_term_postings *tp, uint32_t qw, ui
 void cursor_next_geq(cursor *c, uint32_t target);
 /* The same, but target may lie before the current position (random access by binary search). */
 void cursor_seek(cursor *c, uint32_t target);
+/* cursor_seek in two steps, so that a caller moving many cursors can overlap their memory misses:
+ * cursor_locate finds the block (c->block) from block metadata only, cursor_prefetch asks for that
+ * block's data if it is not the decoded one, cursor_seek_located then moves as cursor_seek would. */
+void cursor_locate(cursor *c, uint32_t target);
+void cursor_prefetch(const cursor *c);
+void cursor_seek_located(cursor *c, uint32_t target);
 
 static inline uint32_t cursor_score(const cursor *c)
 {

@@ -22,6 +22,8 @@ __attribute__((target("avx2"))) static uint32_t add_avx2(const uint8_t *max, uin
     const __m256i w = _mm256_set1_epi16((short)qw);
     uint32_t r = 0;
     for (; r + 16 <= n; r += 16) {
+        if (!(r & 63))
+            __builtin_prefetch(max + r + 256); /* ahead of the hardware prefetcher on short tables */
         __m128i m = _mm_loadu_si128((const __m128i *)(max + r));
         __m256i p = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(m), w);
         __m256i *u = (__m256i *)(ub + r);

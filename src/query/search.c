@@ -30,7 +30,6 @@ void splade_searcher_free(splade_searcher *s)
     free(s->acc);
     free(s->range_ub);
     free(s->range_ids);
-    free(s->range_heap);
     free(s->range_bits);
     free(s->heap);
     free(s->seg_order);
@@ -57,9 +56,8 @@ static int reserve_bmp(splade_searcher *s, int S)
     size_t ranges = total_ranges(s->ix);
     s->range_ub = malloc((ranges + 1) * sizeof *s->range_ub);
     s->range_ids = malloc((ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
-    s->range_heap = malloc((ranges + 1) * sizeof *s->range_heap);
     s->parts = malloc((size_t)(S + 1) * sizeof *s->parts);
-    if (!s->range_ub || !s->range_ids || !s->range_heap || !s->parts)
+    if (!s->range_ub || !s->range_ids || !s->parts)
         return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
     return SPLADE_OK;
 }

@@ -34,7 +34,6 @@ struct splade_searcher {
     uint32_t *acc;         /* TAAT accumulators, one per document (allocated on first use) */
     uint32_t *range_ub;    /* BMP: score bound per doc-id range of every segment, and scratch (allocated on first use) */
     uint32_t *range_ids;
-    uint64_t *range_heap;
     uint64_t *range_bits;  /* bmp_part.bits of every segment */
     size_t range_bits_cap; /* 64-bit words range_bits holds */
     bmp_part *parts;       /* BMP: one per segment searched */
