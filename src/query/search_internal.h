@@ -30,6 +30,8 @@ struct splade_searcher {
     uint64_t *seg_order;   /* segments by decreasing bound for the query */
     int seg_cap;
     splade_search_stats stats;
+    struct splade_wtaat *wt; /* wtaat.c's scratch (allocated on first use) */
+    splade_search_opts opts;
 };
 
 /* Could internal id d of the current segment, with this score (or bound), rank above the worst kept
@@ -60,5 +62,7 @@ void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max);
 void splade_taat(splade_searcher *s, int n, topk *t);
 void splade_wmaxscore(splade_searcher *s, int n, topk *t);
 void splade_bmp(splade_searcher *s, const int32_t *terms, int n, topk *t);
+/* SPLADE_ALGO_AUTO's choice for the current segment and the query's n cursors (choose.c). */
+splade_algo splade_choose_algo(const splade_searcher *s, int n);
 
 #endif
