@@ -38,6 +38,10 @@ struct splade_wtaat {
     uint32_t *ids;               /* decoded range ids (sparse tables), then window order */
     uint32_t *wub;               /* bound per window */
     uint64_t *present;           /* per term, a bit per range where it occurs */
+    uint8_t *wmax;               /* per term, its largest impact in each window */
+    const uint8_t **dense;       /* per term, its dense range maxima (NULL: a sparse table) */
+    int n_dense;                 /* terms with dense tables: the first n_dense of use[] */
+    uint32_t ne_ub[64];          /* bound of the non-essential terms per range of a window */
     int terms_cap;
     cursor **use;                /* the cursors searched (all, or the heaviest query_cut) */
     uint32_t acc[WINDOW];
@@ -51,6 +55,8 @@ void splade_wtaat_free(struct splade_wtaat *w)
     free(w->ids);
     free(w->wub);
     free(w->present);
+    free(w->wmax);
+    free(w->dense);
     free(w->use);
     free(w);
 }
@@ -73,25 +79,39 @@ static struct splade_wtaat *scratch(splade_searcher *s, int n)
     }
     if (n > w->terms_cap) {
         free(w->present);
+        free(w->wmax);
+        free(w->dense);
         free(w->use);
         w->present = malloc((size_t)n * w->words * sizeof *w->present);
+        w->wmax = malloc((size_t)n * w->words);
+        w->dense = malloc((size_t)n * sizeof *w->dense);
         w->use = malloc((size_t)n * sizeof *w->use);
-        w->terms_cap = w->present && w->use ? n : 0;
+        w->terms_cap = w->present && w->wmax && w->dense && w->use ? n : 0;
         if (!w->terms_cap)
             return NULL;
     }
     return w;
 }
 
-/* Adds term i's range maxima into w->ub and sets its presence bits; n_ranges of this segment. */
+/* Adds a term's range maxima into w->ub, sets its presence bits and its per-window maxima;
+ * n_ranges of this segment. */
 static void add_term_ranges(struct splade_wtaat *w, const splade_segment *g, int32_t term, uint32_t qw,
-                            uint64_t *present, uint32_t n_ranges)
+                            uint64_t *present, uint8_t *wmax, const uint8_t **dense, uint32_t n_ranges)
 {
     splade_term_ranges tr;
     splade_index_ranges(g->ix, term, &tr);
+    *dense = tr.dense ? tr.data : NULL;
     memset(present, 0, w->words * sizeof *present);
+    memset(wmax, 0, w->words);
     if (tr.dense) { /* n_ranges entries, checked at open */
         splade_dense_ranges_add(tr.data, n_ranges, qw, w->ub, present);
+        for (uint32_t r0 = 0; r0 < n_ranges; r0 += 64) {
+            uint32_t end = r0 + 64 < n_ranges ? r0 + 64 : n_ranges;
+            uint8_t m = 0;
+            for (uint32_t r = r0; r < end; r++) /* vectorized */
+                m = tr.data[r] > m ? tr.data[r] : m;
+            wmax[r0 >> 6] = m;
+        }
         return;
     }
     splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, w->ids);
@@ -100,6 +120,7 @@ static void add_term_ranges(struct splade_wtaat *w, const splade_segment *g, int
         if (r < n_ranges) { /* a damaged list must not write outside the arrays */
             w->ub[r] += qw * tr.data[j];
             present[r >> 6] |= 1ull << (r & 63);
+            wmax[r >> 6] = tr.data[j] > wmax[r >> 6] ? tr.data[j] : wmax[r >> 6];
         }
     }
 }
@@ -110,7 +131,17 @@ static int by_qw_desc(const void *a, const void *b)
     return (x->qw < y->qw) - (x->qw > y->qw);
 }
 
-/* The cursors to search: all of them, or the query_cut with the largest query impacts. */
+/* Terms with dense range tables first (only they may be non-essential: their maxima per range are
+ * at hand; a sparse table's term has few postings and is always scored), then by ascending bound.
+ * The sort key: bit 63 set for a sparse table, the bound, the cursor's index. */
+static int by_key(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The cursors to search (all of them, or the query_cut with the largest query impacts), by ascending
+ * upper bound: the order in which MaxScore makes terms non-essential. */
 static int pick_terms(splade_searcher *s, struct splade_wtaat *w, int n, int query_cut, int32_t *term_of)
 {
     for (int i = 0; i < n; i++)
@@ -119,8 +150,20 @@ static int pick_terms(splade_searcher *s, struct splade_wtaat *w, int n, int que
         query_cut = n;
     else
         qsort(w->use, (size_t)n, sizeof *w->use, by_qw_desc);
-    for (int i = 0; i < query_cut; i++)
-        term_of[i] = s->terms[w->use[i] - s->cursors];
+    uint64_t key[query_cut > 0 ? query_cut : 1];
+    w->n_dense = 0;
+    for (int i = 0; i < query_cut; i++) {
+        splade_term_ranges tr;
+        int idx = (int)(w->use[i] - s->cursors);
+        splade_index_ranges(s->seg->ix, s->terms[idx], &tr);
+        w->n_dense += tr.dense;
+        key[i] = (uint64_t)!tr.dense << 63 | (uint64_t)w->use[i]->ub << 32 | (uint32_t)idx; /* ub <= 255 x 255 */
+    }
+    qsort(key, (size_t)query_cut, sizeof *key, by_key);
+    for (int i = 0; i < query_cut; i++) {
+        w->use[i] = &s->cursors[(uint32_t)key[i]];
+        term_of[i] = s->terms[(uint32_t)key[i]];
+    }
     return query_cut;
 }
 
@@ -197,7 +240,7 @@ typedef void scatter_fn(uint32_t *, const uint32_t *, const uint8_t *, uint32_t,
 static scatter_fn *pick_scatter(void)
 {
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512f") && !getenv("WT_SCALAR"))
         return scatter_avx512;
 #endif
     return scatter_scalar;
@@ -287,20 +330,71 @@ static void collect(splade_searcher *s, uint32_t base, uint32_t n_docs, uint64_t
         memset(acc + (uint32_t)__builtin_ctzll(m) * RANGE_DOCS, 0, RANGE_DOCS * sizeof *acc);
 }
 
+/* w->ne_ub[j]: bound of the first ne terms (dense tables) in range j of window win. */
+static void ne_bounds(struct splade_wtaat *w, int ne, uint32_t win, uint32_t n_ranges)
+{
+    uint32_t first = win * 64, n = n_ranges - first < 64 ? n_ranges - first : 64;
+    memset(w->ne_ub, 0, sizeof w->ne_ub);
+    for (int i = 0; i < ne; i++) {
+        const uint8_t *m = w->dense[i] + first;
+        uint32_t qw = w->use[i]->qw;
+        for (uint32_t j = 0; j < n; j++) /* vectorized */
+            w->ne_ub[j] += qw * m[j];
+    }
+}
+
+/* Ranges of `ranges` holding a document whose accumulated score plus rest[range] may still win. */
+static uint64_t candidates(const uint32_t *acc, uint64_t ranges, const uint32_t *rest, const topk *t, float factor)
+{
+    uint64_t cand = 0;
+    for (uint64_t m = ranges; m; m &= m - 1) {
+        uint32_t r = (uint32_t)__builtin_ctzll(m), best = 0;
+        for (uint32_t j = 0; j < RANGE_DOCS; j++) /* vectorized */
+            best = acc[r * RANGE_DOCS + j] > best ? acc[r * RANGE_DOCS + j] : best;
+        if (bound_live(t, best + rest[r], factor))
+            cand |= 1ull << r;
+    }
+    return cand;
+}
+
+/* MaxScore inside the window: the dense-table terms (ascending bound) whose window maxima sum below
+ * the k-th score are non-essential (a document holding only them cannot win). The essential terms
+ * are added into the accumulator over the live ranges; the non-essential ones only over the ranges
+ * where some document's sum plus their range maxima may still win, and only those ranges are
+ * collected. Every document
+ * of a collected range has all its postings added, so its score is exact. */
 static void score_window(splade_searcher *s, int n, uint32_t win, uint32_t n_ranges, topk *t, float factor,
                          scatter_fn *scatter)
 {
     struct splade_wtaat *w = s->wt;
     if (!bound_live(t, w->wub[win], factor))
         return;
-    uint64_t live = live_ranges(w, win, n_ranges, t, factor), touched = 0;
-    uint32_t base = win * WINDOW;
-    for (int i = 0; i < n && live; i++) {
+    uint64_t live = live_ranges(w, win, n_ranges, t, factor), touched = 0, scan;
+    uint32_t base = win * WINDOW, rest = 0;
+    int ne = 0;
+    while (ne < w->n_dense) {
+        uint32_t b = rest + w->use[ne]->qw * w->wmax[(size_t)ne * w->words + win];
+        if (bound_live(t, b, factor))
+            break;
+        rest = b;
+        ne++;
+    }
+    for (int i = ne; i < n && live; i++) {
         uint64_t want = w->present[(size_t)i * w->words + win] & live;
         if (want)
             touched |= score_term(s, w->use[i], want, base, scatter);
     }
-    collect(s, base, s->seg->n_docs, live & touched, touched, t);
+    scan = live & touched;
+    if (ne > 0 && scan) {
+        ne_bounds(w, ne, win, n_ranges);
+        scan = candidates(w->acc, scan, w->ne_ub, t, factor);
+        for (int i = 0; i < ne && scan; i++) {
+            uint64_t want = w->present[(size_t)i * w->words + win] & scan;
+            if (want)
+                touched |= score_term(s, w->use[i], want, base, scatter);
+        }
+    }
+    collect(s, base, s->seg->n_docs, scan, touched, t);
 }
 
 /* Each window's bound: the largest of its ranges'. */
@@ -327,7 +421,8 @@ int splade_wtaat(splade_searcher *s, int n, topk *t, const splade_search_opts *o
     uint32_t n_ranges = (s->seg->n_docs + RANGE_DOCS - 1) / RANGE_DOCS;
     memset(w->ub, 0, (size_t)n_ranges * sizeof *w->ub);
     for (int i = 0; i < n; i++)
-        add_term_ranges(w, s->seg, term_of[i], w->use[i]->qw, w->present + (size_t)i * w->words, n_ranges);
+        add_term_ranges(w, s->seg, term_of[i], w->use[i]->qw, w->present + (size_t)i * w->words,
+                        w->wmax + (size_t)i * w->words, &w->dense[i], n_ranges);
     uint32_t n_win = window_bounds(w, n_ranges);
     scatter_fn *scatter = pick_scatter();
     uint32_t primed[PRIME], n_primed = 0;
