@@ -41,6 +41,7 @@ void splade_searcher_free(splade_searcher *s)
 
 static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
 {
+    int any = algo == SPLADE_ALGO_AUTO; /* may pick any method: scratch for all of them */
     if (n > s->cap) {
         free(s->cursors);
         free(s->order);
@@ -73,7 +74,7 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
         if (!s->seg_order)
             return splade_fail(SPLADE_ERR_NOMEM, "segment order");
     }
-    if (algo == SPLADE_ALGO_BMP && !s->range_ub) {
+    if ((algo == SPLADE_ALGO_BMP || any) && !s->range_ub) {
         size_t n_ranges = ((size_t)splade_index_max_segment_docs(s->ix) >> SPLADE_RANGE_SHIFT) + 1;
         s->range_ub = malloc(n_ranges * sizeof *s->range_ub);
         s->range_ids = malloc((n_ranges + 16) * sizeof *s->range_ids); /* decoder may write ahead */
@@ -82,14 +83,14 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
             return splade_fail(SPLADE_ERR_NOMEM, "range bounds");
         s->range_words = (uint32_t)(n_ranges / 64 + 1);
     }
-    if (algo == SPLADE_ALGO_BMP && n > s->range_bits_cap) {
+    if ((algo == SPLADE_ALGO_BMP || any) && n > s->range_bits_cap) {
         free(s->range_bits);
         s->range_bits = malloc((size_t)n * s->range_words * sizeof *s->range_bits);
         s->range_bits_cap = s->range_bits ? n : 0;
         if (!s->range_bits)
             return splade_fail(SPLADE_ERR_NOMEM, "range bitmaps");
     }
-    if (algo == SPLADE_ALGO_TAAT && !s->acc) {
+    if ((algo == SPLADE_ALGO_TAAT || any) && !s->acc) {
         s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc);
         if (!s->acc)
             return splade_fail(SPLADE_ERR_NOMEM, "accumulators");
