@@ -7,8 +7,9 @@
  *  - below: bounds prune (synthetic topical vectors, rho 3.3: windowed TAAT scores 9% of the
  *    postings and beats BMP and TAAT at 200 k documents).
  * rho alone does not separate the two kinds of queries (synthetic ones up to rho 8 gain from wtaat,
- * real ones from rho 3 up lose 25%); 6 kept every collection within 7% of its best method in
- * thread CPU per query (mean), against 2-16% for 5 and 7 (bench/results/query-2026-11-25.md).
+ * real ones from rho 3 up lose 25%); 6 kept every collection within 7% of its best method in thread
+ * CPU per query (mean; 5: synthetic 38% behind, 7: realistic 7%, 8: 10%), see
+ * bench/results/query-2026-11-25.md.
  * An approximate search (splade_search_opts) always goes to windowed TAAT, the method that has one. */
 #include "query/search_internal.h"
 
