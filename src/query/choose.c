@@ -2,18 +2,20 @@
  * of the segment (rho = the sum of its lists' lengths / documents), measured per collection in
  * bench/results/query-2026-11-25.md:
  *  - rho >= RHO_DENSE: the query touches each document many times (real SPLADE vectors: ~50 query
- *    terms over lists that cover much of the collection; rho 7-10 on SciFact and the realistic
- *    collection), no bound prunes enough to pay for its upkeep, and exhaustive TAAT is fastest;
+ *    terms over lists that cover much of the collection; rho 7.5 on average on the realistic one,
+ *    10 on SciFact), no bound prunes enough to pay for its upkeep, and exhaustive TAAT is fastest;
  *  - below: bounds prune (synthetic topical vectors, rho 3.3: windowed TAAT scores 9% of the
  *    postings and beats BMP and TAAT at 200 k documents).
  * rho alone does not separate the two kinds of queries (synthetic ones up to rho 8 gain from wtaat,
- * real ones from rho 3 up lose 25%); 6 kept every collection within 7% of its best method in thread
- * CPU per query (mean; 5: synthetic 38% behind, 7: realistic 7%, 8: 10%), see
- * bench/results/query-2026-11-25.md.
+ * real ones from rho 3 up lose up to 25% with it at 40 k documents). Replaying the per-query thread
+ * CPU times of taat and wtaat (2 rounds each) through the rule, against the better method of each
+ * collection: threshold 8 gives synthetic 200 k +0.0%, realistic 97 k -4.0% (better than either),
+ * SciFact +3.5%; 6 gives +8.2% / -3.1% / +1.7%; 5 gives +41.6% on synthetic
+ * (bench/results/query-2026-11-25.md).
  * An approximate search (splade_search_opts) always goes to windowed TAAT, the method that has one. */
 #include "query/search_internal.h"
 
-#define RHO_DENSE 6.0
+#define RHO_DENSE 8.0
 
 splade_algo splade_choose_algo(const splade_searcher *s, int n)
 {
