@@ -12,10 +12,15 @@
  * collection: threshold 8 gives synthetic 200 k +0.0%, realistic 97 k -4.0% (better than either),
  * SciFact +3.5%; 6 gives +8.2% / -3.1% / +1.7%; 5 gives +41.6% on synthetic
  * (bench/results/query-2026-11-25.md).
+ * Past TAAT_MAX_DOCS documents wtaat always: its pruning grows with the collection (the k-th score
+ * rises, the bounds do not) and TAAT's accumulators leave the cache. The realistic vectors repeated
+ * 4 times (390 k documents; duplicates raise the k-th score, so this flatters pruning): wtaat 1.44 ms
+ * of CPU per query, TAAT 2.93, BMP 2.56. No real collection between 97 k and 390 k was measured.
  * An approximate search (splade_search_opts) always goes to windowed TAAT, the method that has one. */
 #include "query/search_internal.h"
 
 #define RHO_DENSE 8.0
+#define TAAT_MAX_DOCS (1u << 17) /* 512 KB of accumulators */
 
 splade_algo splade_choose_algo(const splade_searcher *s, int n)
 {
@@ -25,5 +30,6 @@ splade_algo splade_choose_algo(const splade_searcher *s, int n)
     uint64_t postings = 0;
     for (int i = 0; i < n; i++)
         postings += s->cursors[i].n_postings;
-    return (double)postings >= RHO_DENSE * s->seg->n_docs ? SPLADE_ALGO_TAAT : SPLADE_ALGO_WTAAT;
+    uint32_t n_docs = s->seg->n_docs;
+    return n_docs <= TAAT_MAX_DOCS && (double)postings >= RHO_DENSE * n_docs ? SPLADE_ALGO_TAAT : SPLADE_ALGO_WTAAT;
 }
