@@ -12,6 +12,7 @@
  * collection: threshold 8 gives synthetic 200 k +0.0%, realistic 97 k -4.0% (better than either),
  * SciFact +3.5%; 6 gives +8.2% / -3.1% / +1.7%; 5 gives +41.6% on synthetic
  * (bench/results/query-2026-11-25.md).
+ * Up to WTAAT_MIN_DOCS documents TAAT always (SciFact: auto 54.5 / 54.7 µs of CPU, taat 55.3 / 57.4).
  * Past TAAT_MAX_DOCS documents wtaat always: its pruning grows with the collection (the k-th score
  * rises, the bounds do not) and TAAT's accumulators leave the cache. The realistic vectors repeated
  * 4 times (390 k documents; duplicates raise the k-th score, so this flatters pruning): wtaat 1.44 ms
@@ -21,6 +22,7 @@
 
 #define RHO_DENSE 8.0
 #define TAAT_MAX_DOCS (1u << 17) /* 512 KB of accumulators */
+#define WTAAT_MIN_DOCS (2u << 12) /* two windows: both scored first, nothing left to prune (wtaat.c) */
 
 splade_algo splade_choose_algo(const splade_searcher *s, int n)
 {
@@ -31,5 +33,7 @@ splade_algo splade_choose_algo(const splade_searcher *s, int n)
     for (int i = 0; i < n; i++)
         postings += s->cursors[i].n_postings;
     uint32_t n_docs = s->seg->n_docs;
+    if (n_docs <= WTAAT_MIN_DOCS)
+        return SPLADE_ALGO_TAAT;
     return n_docs <= TAAT_MAX_DOCS && (double)postings >= RHO_DENSE * n_docs ? SPLADE_ALGO_TAAT : SPLADE_ALGO_WTAAT;
 }
