@@ -33,8 +33,8 @@ static const char usage_text[] =
     "method (all exact and equal; default auto, which picks per query: bench/results/query-2026-11-25.md).\n"
     "Approximate (auto and wtaat): --query-cut N searches only the query's N heaviest terms;\n"
     "--bound-factor F (0 < F < 1) skips doc-id ranges whose bound x F cannot beat the k-th score.\n"
-    "--precision: the GPU's\n"
-    "number format when --device puts the encoder there, bf16 (default) or fp32 (the CPU's vectors).\n";
+    "--precision: the GPU's number format when --device puts the encoder there, bf16 (default) or\n"
+    "fp32 (the CPU's vectors).\n";
 
 typedef struct {
     const char *text, *index, *queries, *vqueries, *output, *tag;
