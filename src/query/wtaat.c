@@ -240,7 +240,7 @@ typedef void scatter_fn(uint32_t *, const uint32_t *, const uint8_t *, uint32_t,
 static scatter_fn *pick_scatter(void)
 {
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f") && !getenv("WT_SCALAR"))
+    if (__builtin_cpu_supports("avx512f"))
         return scatter_avx512;
 #endif
     return scatter_scalar;
