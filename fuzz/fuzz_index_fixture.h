@@ -12,7 +12,7 @@
 #include "splade/index.h"
 #include "splade/query.h"
 
-#define FX_ALGOS 5 /* SPLADE_ALGO_BMM .. SPLADE_ALGO_WMAXSCORE */
+#define FX_ALGOS 7 /* SPLADE_ALGO_BMM .. SPLADE_ALGO_AUTO */
 
 /* A scratch folder for builds: /dev/shm when present (no disk fsync), else /tmp. */
 static const char *fx_scratch_dir(const char *tag)

@@ -29,7 +29,7 @@
 #include "splade/index.h"
 #include "splade/query.h"
 
-enum { N_DOCS = 400, N_TOKENS = 60, N_QUERIES = 12, K = 20, N_ALGOS = 5 };
+enum { N_DOCS = 400, N_TOKENS = 60, N_QUERIES = 12, K = 20, N_ALGOS = SPLADE_ALGO_AUTO + 1 };
 
 static int trials(void)
 {

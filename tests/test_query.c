@@ -226,9 +226,9 @@ static void check_query(const collection *c, splade_searcher *s, const splade_qv
 {
     splade_hit *want = malloc(((size_t)k + 1) * sizeof *want), *got = malloc(((size_t)k + 1) * sizeof *got);
     int nw = brute_force(c, q, k, want);
-    static const splade_algo algos[] = {SPLADE_ALGO_BMM, SPLADE_ALGO_MAXSCORE, SPLADE_ALGO_TAAT, SPLADE_ALGO_BMP,
-                                        SPLADE_ALGO_WMAXSCORE};
-    for (int a = 0; a < 5; a++) {
+    static const splade_algo algos[] = {SPLADE_ALGO_BMM,       SPLADE_ALGO_MAXSCORE, SPLADE_ALGO_TAAT, SPLADE_ALGO_BMP,
+                                        SPLADE_ALGO_WMAXSCORE, SPLADE_ALGO_WTAAT,    SPLADE_ALGO_AUTO};
+    for (int a = 0; a < 7; a++) {
         int ng = -1;
         assert_int_equal(splade_search(s, q, k, algos[a], got, &ng), 0);
         if (ng != nw)
@@ -367,6 +367,69 @@ static void test_reorder_independent_of_threads(void **state)
     free_collection(&c);
 }
 
+/* Approximate wtaat (splade_search_opts): options of no effect give the exact answer; query_cut = 1
+ * gives the exact answer of the query reduced to its heaviest term; a bound factor < 1 returns
+ * hits with their exact scores, best first, never more than the exact answer's, among the exact
+ * answer's documents or below its k-th score; bad options are refused. */
+static void test_approximate_options(void **state)
+{
+    (void)state;
+    rng = 31337;
+    collection c;
+    make_collection(&c, 12000, 400, 40, 0);
+    char *dir = tmp_dir();
+    splade_index *ix = build(&c, dir);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    enum { K = 10 };
+    for (int qi = 0; qi < 40; qi++) {
+        splade_qvec q;
+        random_query(&c, &q, 0);
+        splade_hit want[K], got[K];
+        int nw = brute_force(&c, &q, K, want), ng = -1;
+        splade_search_opts none = {q.n + 3, 1.0f};
+        assert_int_equal(splade_searcher_set_opts(s, &none), 0);
+        assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_WTAAT, got, &ng), 0);
+        assert_int_equal(ng, nw);
+        assert_memory_equal(got, want, (size_t)nw * sizeof *got);
+        splade_search_opts loose = {0, 0.5f};
+        assert_int_equal(splade_searcher_set_opts(s, &loose), 0);
+        assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_AUTO, got, &ng), 0);
+        assert_true(ng <= nw);
+        for (int i = 0; i < ng; i++) {
+            if (i > 0)
+                assert_true(got[i].score <= got[i - 1].score);
+            assert_true(got[i].score <= want[i].score); /* the i-th best can only get worse */
+        }
+        if (q.n > 0) { /* the heaviest term alone: first of the largest impacts, by term id */
+            int top = 0;
+            for (int i = 1; i < q.n; i++)
+                top = q.impacts[i] > q.impacts[top] ? i : top;
+            splade_qvec one = {1, &q.terms[top], &q.impacts[top], q.query_max};
+            splade_search_opts cut = {1, 0};
+            int n1 = brute_force(&c, &one, K, want), ties = 0;
+            for (int i = 0; i < q.n; i++)
+                ties += q.impacts[i] == q.impacts[top];
+            assert_int_equal(splade_searcher_set_opts(s, &cut), 0);
+            assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_WTAAT, got, &ng), 0);
+            if (ties == 1) { /* (equal impacts: either term may be kept) */
+                assert_int_equal(ng, n1);
+                assert_memory_equal(got, want, (size_t)n1 * sizeof *got);
+            }
+        }
+        splade_qvec_free(&q);
+    }
+    splade_search_opts bad = {-1, 0}, bad2 = {0, 1.5f};
+    assert_true(splade_searcher_set_opts(s, &bad) < 0);
+    assert_true(splade_searcher_set_opts(s, &bad2) < 0);
+    assert_true(splade_searcher_set_opts(NULL, NULL) < 0);
+    assert_int_equal(splade_searcher_set_opts(s, NULL), 0);
+    splade_searcher_free(s);
+    splade_index_close(ix);
+    remove_index(dir);
+    free_collection(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_empty_query_and_absent_terms),
         cmocka_unit_test(test_batch_same_for_any_thread_count),
         cmocka_unit_test(test_reorder_independent_of_threads),
+        cmocka_unit_test(test_approximate_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,8 +174,8 @@ static void qvec_for(splade_index *ix, const vquery *vq, splade_qvec *q)
 
 typedef struct {
     int n;
-    char id[64][24];
-    uint32_t score[64];
+    char id[100][24];
+    uint32_t score[100];
 } answer;
 
 static void search(splade_index *ix, const vquery *vq, int algo, int k, answer *a)
@@ -183,7 +183,7 @@ static void search(splade_index *ix, const vquery *vq, int algo, int k, answer *
     splade_qvec q;
     qvec_for(ix, vq, &q);
     splade_searcher *s;
-    splade_hit hits[64];
+    splade_hit hits[100];
     assert_int_equal(splade_searcher_create(ix, &s), 0);
     assert_int_equal(splade_search(s, &q, k, (splade_algo)algo, hits, &a->n), 0);
     for (int i = 0; i < a->n; i++) {
@@ -225,12 +225,12 @@ static void check_equal(const char *dir, const doc_list *live, const char *what)
     build_reference(live, in->doc_scale, rdir);
     assert_int_equal(splade_index_open(rdir, &ref), 0);
     assert_true(splade_index_get_info(ref)->doc_scale == in->doc_scale || live->n == 0);
-    static const int ks[] = {1, 3, 10, 64};
+    static const int ks[] = {1, 3, 10, 64, 100};
     for (int qi = 0; qi < 12; qi++) {
         vquery vq;
         random_query(&vq);
-        for (int algo = 0; algo < 5; algo++)
-            for (int ki = 0; ki < 4; ki++) {
+        for (int algo = 0; algo <= SPLADE_ALGO_AUTO; algo++)
+            for (int ki = 0; ki < 5; ki++) {
                 answer got, want;
                 search(ix, &vq, algo, ks[ki], &got);
                 search(ref, &vq, algo, ks[ki], &want);

@@ -48,7 +48,18 @@ typedef enum {
     SPLADE_ALGO_BMP = 3,      /* block-max pruning over doc-id ranges (Mallia et al., SIGIR 2024); the
                                * CLI default, fastest measured on reordered indexes (bench/results) */
     SPLADE_ALGO_WMAXSCORE = 4, /* windowed MaxScore: essential lists term-at-a-time per window of docs */
+    SPLADE_ALGO_WTAAT = 5,    /* windowed dense-accumulator term-at-a-time with range-bound pruning
+                               * (SINDI-style, src/query/wtaat.c) */
+    SPLADE_ALGO_AUTO = 6,     /* picks one of the above per query and segment from their statistics
+                               * (src/query/choose.c, measured in bench/results/query-2026-11-25.md) */
 } splade_algo;
+
+/* Approximate search (wtaat and auto only; the others ignore it). Zeros = exact. */
+typedef struct {
+    int query_cut;      /* > 0: only the query's query_cut terms of largest impact are searched */
+    float bound_factor; /* in (0, 1): a doc-id range is scored only if bound x bound_factor beats the
+                         * k-th score (Seismic's heap factor); 0 or 1: exact */
+} splade_search_opts;
 
 typedef struct {
     uint64_t postings_scored;  /* postings whose impact was added */
@@ -65,11 +76,16 @@ SPLADE_API void splade_searcher_free(splade_searcher *s);
 SPLADE_API int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
                              int *n_hits);
 SPLADE_API const splade_search_stats *splade_searcher_stats(const splade_searcher *s);
+/* Approximation for the searcher's later searches (NULL: exact again). */
+SPLADE_API int splade_searcher_set_opts(splade_searcher *s, const splade_search_opts *o);
 
 /* Searches nq queries on `threads` threads (<= 0: online cores). hits has nq × k entries (query i
  * uses hits[i*k ..]), n_hits nq entries. The results do not depend on the thread count. */
 SPLADE_API int splade_search_batch(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
                                    int threads, splade_hit *hits, int *n_hits);
+/* The same with an approximation (o may be NULL: exact). */
+SPLADE_API int splade_search_batch_opts(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
+                                        const splade_search_opts *o, int threads, splade_hit *hits, int *n_hits);
 
 #ifdef __cplusplus
 }

@@ -149,7 +149,7 @@ class Hit(ctypes.Structure):  # splade_hit (include/splade/query.h)
 
 IX_HAS_MODEL = 2  # SPLADE_IX_HAS_MODEL
 ENCODE_CHUNK = 256  # SPLADE_ENCODE_CHUNK: texts per encoder call of `splade-index encode`
-ALGO_BMP = 3      # SPLADE_ALGO_BMP, the CLI's default
+ALGO_AUTO = 6     # SPLADE_ALGO_AUTO, the CLI's default (bench/results/query-2026-11-25.md)
 DEVICE_CPU, DEVICE_CUDA = 1, 2
 
 P = POINTER

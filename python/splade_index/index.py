@@ -565,7 +565,7 @@ class Index:
                 built += 1
             hits = np.zeros((nq, k), dtype=_HIT)
             n_hits = np.zeros(nq, dtype=np.int32)
-            check(lib.splade_search_batch(self._h, base, nq, k, _lib.ALGO_BMP, int(threads or 0),
+            check(lib.splade_search_batch(self._h, base, nq, k, _lib.ALGO_AUTO, int(threads or 0),
                                           hits.ctypes.data, n_hits.ctypes.data))
             qmax = np.frombuffer(qs, dtype=_QMAX, count=nq)["query_max"].astype(np.float64)
         finally:

@@ -29,27 +29,31 @@ static const char usage_text[] =
     "\n"
     "Searches the index in DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). Text is encoded\n"
     "with the model the index was built with (an index of another model is refused). Batch output is\n"
-    "TREC: qid Q0 docid rank score tag. --algo bmp|wmaxscore|bmm|maxscore|taat picks the top-k method\n"
-    "(all exact and equal; default bmp, the fastest measured: bench/results/). --precision: the GPU's\n"
-    "number format when --device puts the encoder there, bf16 (default) or fp32 (the CPU's vectors).\n";
+    "TREC: qid Q0 docid rank score tag. --algo auto|wtaat|bmp|wmaxscore|bmm|maxscore|taat picks the top-k\n"
+    "method (all exact and equal; default auto, which picks per query: bench/results/query-2026-11-25.md).\n"
+    "Approximate (auto and wtaat): --query-cut N searches only the query's N heaviest terms;\n"
+    "--bound-factor F (0 < F < 1) skips doc-id ranges whose bound x F cannot beat the k-th score.\n"
+    "--precision: the GPU's number format when --device puts the encoder there, bf16 (default) or\n"
+    "fp32 (the CPU's vectors).\n";
 
 typedef struct {
     const char *text, *index, *queries, *vqueries, *output, *tag;
     splade_query_encode_opts enc;
     int k, json, threads;
     splade_algo algo;
+    splade_search_opts approx;
 } query_opts;
 
 /* 0, or the usage exit status after saying which names exist. */
 static int parse_algo(const char *s, splade_algo *a)
 {
-    static const char *names[] = {"bmm", "maxscore", "taat", "bmp", "wmaxscore"}; /* splade_algo order */
-    for (int i = 0; i < 5; i++)
+    static const char *names[] = {"bmm", "maxscore", "taat", "bmp", "wmaxscore", "wtaat", "auto"}; /* splade_algo order */
+    for (int i = 0; i < 7; i++)
         if (!strcmp(s, names[i])) {
             *a = (splade_algo)i;
             return 0;
         }
-    fprintf(stderr, "splade-index query: unknown --algo \"%s\" (choose bmp|wmaxscore|bmm|maxscore|taat)\n", s);
+    fprintf(stderr, "splade-index query: unknown --algo \"%s\" (choose auto|wtaat|bmp|wmaxscore|bmm|maxscore|taat)\n", s);
     return 2;
 }
 
@@ -60,11 +64,12 @@ static int parse(int argc, char **argv, query_opts *o)
         {"model", required_argument, 0, 'm'}, {"queries", required_argument, 0, 'Q'},
         {"vector-queries", required_argument, 0, 'V'}, {"output", required_argument, 0, 'o'},
         {"threads", required_argument, 0, 't'}, {"algo", required_argument, 0, 'a'}, {"tag", required_argument, 0, 'T'},
-        {"precision", required_argument, 0, 'P'},
+        {"precision", required_argument, 0, 'P'}, {"query-cut", required_argument, 0, 'C'},
+        {"bound-factor", required_argument, 0, 'F'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->k = -1;
-    o->algo = SPLADE_ALGO_BMP;
+    o->algo = SPLADE_ALGO_AUTO;
     o->tag = "splade-index";
     optind = 1;
     for (int c, bad = 0; (c = getopt_long(argc, argv, "i:k:o:h", longs, NULL)) != -1;) {
@@ -81,6 +86,8 @@ static int parse(int argc, char **argv, query_opts *o)
         case 'T': o->tag = optarg; break;
         case 'P': o->enc.precision = optarg; break;
         case 'a': bad = parse_algo(optarg, &o->algo); break;
+        case 'C': bad = splade_cli_int("query", "--query-cut", optarg, 1, INT_MAX, &o->approx.query_cut); break;
+        case 'F': bad = splade_cli_float("query", "--bound-factor", optarg, 0.01f, 1, &o->approx.bound_factor); break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -178,6 +185,8 @@ static int run_single(splade_index *ix, const query_opts *o)
     int n = 0;
     rc = h ? splade_searcher_create(ix, &s) : splade_fail(SPLADE_ERR_NOMEM, "hits");
     if (rc == 0)
+        rc = splade_searcher_set_opts(s, &o->approx);
+    if (rc == 0)
         rc = splade_search(s, &qs.q[0], o->k, o->algo, h, &n);
     if (rc == 0)
         o->json ? print_json(ix, o->text, &qs.q[0], h, n) : print_hits(ix, &qs.q[0], h, n);
@@ -196,7 +205,7 @@ static int run_batch(splade_index *ix, const query_opts *o)
         return rc;
     splade_hit *hits = malloc(((size_t)qs.n * (size_t)o->k + 1) * sizeof *hits);
     int *n_hits = malloc(((size_t)qs.n + 1) * sizeof *n_hits);
-    rc = hits && n_hits ? splade_search_batch(ix, qs.q, qs.n, o->k, o->algo, o->threads, hits, n_hits)
+    rc = hits && n_hits ? splade_search_batch_opts(ix, qs.q, qs.n, o->k, o->algo, &o->approx, o->threads, hits, n_hits)
                         : splade_fail(SPLADE_ERR_NOMEM, "results of %d queries", qs.n);
     if (rc == 0)
         rc = write_run(ix, &qs, hits, n_hits, o->k, o->output ? o->output : "-", o->tag);

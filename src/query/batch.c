@@ -16,6 +16,7 @@ typedef struct {
     const splade_qvec *qs;
     int nq, k;
     splade_algo algo;
+    const splade_search_opts *opts;
     splade_hit *hits;
     int *n_hits;
     atomic_int next;
@@ -28,6 +29,8 @@ static void *worker(void *arg)
     batch *b = arg;
     splade_searcher *s;
     int rc = splade_searcher_create(b->ix, &s);
+    if (rc == 0)
+        rc = splade_searcher_set_opts(s, b->opts);
     for (int i; rc == 0 && (i = atomic_fetch_add(&b->next, 1)) < b->nq;)
         rc = splade_search(s, &b->qs[i], b->k, b->algo, b->hits + (size_t)i * (size_t)b->k, &b->n_hits[i]);
     int none = 0;
@@ -40,11 +43,17 @@ static void *worker(void *arg)
 int splade_search_batch(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
                         int threads, splade_hit *hits, int *n_hits)
 {
+    return splade_search_batch_opts(ix, qs, nq, k, algo, NULL, threads, hits, n_hits);
+}
+
+int splade_search_batch_opts(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
+                             const splade_search_opts *o, int threads, splade_hit *hits, int *n_hits)
+{
     if (threads <= 0)
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads > nq)
         threads = nq > 0 ? nq : 1;
-    batch b = {.ix = ix, .qs = qs, .nq = nq, .k = k, .algo = algo, .hits = hits, .n_hits = n_hits};
+    batch b = {.ix = ix, .qs = qs, .nq = nq, .k = k, .algo = algo, .opts = o, .hits = hits, .n_hits = n_hits};
     atomic_init(&b.next, 0);
     atomic_init(&b.status, 0);
     pthread_t *tid = malloc((size_t)threads * sizeof *tid);

@@ -5,6 +5,7 @@
 #include "index/format.h"
 #include "index/segment.h"
 #include "query/search_internal.h"
+#include "query/wtaat.h"
 #include "splade.h"
 
 int splade_searcher_create(const splade_index *ix, splade_searcher **out)
@@ -37,6 +38,7 @@ void splade_searcher_free(splade_searcher *s)
     free(s->parts);
     free(s->part_cursors);
     free(s->part_terms);
+    splade_wtaat_free(s->wt);
     free(s);
 }
 
@@ -64,6 +66,7 @@ static int reserve_bmp(splade_searcher *s, int S)
 
 static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
 {
+    int any = algo == SPLADE_ALGO_AUTO; /* may pick any method: scratch for all of them */
     if (n > s->cap) {
         free(s->cursors);
         free(s->order);
@@ -100,7 +103,7 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
     }
     if (algo == SPLADE_ALGO_BMP)
         return reserve_bmp(s, S);
-    if (algo == SPLADE_ALGO_TAAT && !s->acc) {
+    if ((algo == SPLADE_ALGO_TAAT || any) && !s->acc) {
         s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc);
         if (!s->acc)
             return splade_fail(SPLADE_ERR_NOMEM, "accumulators");
@@ -169,7 +172,13 @@ static const splade_segment *ordered_segment(const splade_searcher *s, int i)
 static void search_segment(splade_searcher *s, const splade_qvec *q, splade_algo algo, topk *t)
 {
     int n = open_cursors(s, s->seg, q, s->cursors, s->terms, 0);
-    if (algo == SPLADE_ALGO_TAAT)
+    if (algo == SPLADE_ALGO_AUTO)
+        algo = splade_choose_algo(s, n);
+    if (algo == SPLADE_ALGO_WTAAT && splade_wtaat(s, n, t, &s->opts) == 0)
+        return;
+    if (algo == SPLADE_ALGO_WTAAT) /* no memory for its scratch: a method that needs none */
+        splade_wmaxscore(s, n, t);
+    else if (algo == SPLADE_ALGO_TAAT)
         splade_taat(s, n, t);
     else if (algo == SPLADE_ALGO_WMAXSCORE)
         splade_wmaxscore(s, n, t);
@@ -221,7 +230,7 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
                   int *n_hits)
 {
     *n_hits = 0;
-    if (k < 0 || !q || (unsigned)algo > SPLADE_ALGO_WMAXSCORE)
+    if (k < 0 || !q || (unsigned)algo > SPLADE_ALGO_AUTO)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_search: bad arguments (k=%d)", k);
     int rc = reserve(s, q->n, k, algo);
     if (rc < 0 || k == 0)
@@ -240,6 +249,17 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
         search_segment(s, q, algo, &t);
     }
     *n_hits = topk_sorted(&t, hits);
+    return SPLADE_OK;
+}
+
+int splade_searcher_set_opts(splade_searcher *s, const splade_search_opts *o)
+{
+    if (!s)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_searcher_set_opts: NULL searcher");
+    if (o && (o->query_cut < 0 || !(o->bound_factor >= 0 && o->bound_factor <= 1)))
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "search options: query_cut %d must be >= 0, bound_factor %g in [0, 1]",
+                           o->query_cut, (double)o->bound_factor);
+    s->opts = o ? *o : (splade_search_opts){0, 0};
     return SPLADE_OK;
 }
 

@@ -46,6 +46,8 @@ struct splade_searcher {
     uint64_t *seg_order;   /* segments by decreasing bound for the query */
     int seg_cap;
     splade_search_stats stats;
+    struct splade_wtaat *wt; /* wtaat.c's scratch (allocated on first use) */
+    splade_search_opts opts;
 };
 
 /* Could internal id d of the current segment, with this score (or bound), rank above the worst kept
@@ -79,5 +81,7 @@ void splade_wmaxscore(splade_searcher *s, int n, topk *t);
 /* Adds the hits of the m segments of parts (seg, cursors, terms, n set) into t: every segment's
  * ranges are ordered together by their bounds against the one heap. */
 void splade_bmp(splade_searcher *s, bmp_part *parts, int m, topk *t);
+/* SPLADE_ALGO_AUTO's choice for the current segment and the query's n cursors (choose.c). */
+splade_algo splade_choose_algo(const splade_searcher *s, int n);
 
 #endif

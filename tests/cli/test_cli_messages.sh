@@ -23,7 +23,7 @@ expect() {
     grep -qF -- "$pattern" "$T/err" || fail "$*: message: $(cat "$T/err")"
 }
 
-expect 2 'splade-index query: unknown --algo "bogus" (choose bmp|wmaxscore|bmm|maxscore|taat)' \
+expect 2 'splade-index query: unknown --algo "bogus" (choose auto|wtaat|bmp|wmaxscore|bmm|maxscore|taat)' \
     "$BIN" query --algo bogus "text"
 [ "$(wc -l < "$T/err")" -eq 1 ] || fail "--algo bogus: more than the reason: $(cat "$T/err")"
 

@@ -44,6 +44,12 @@ cmp -s run.trec run2.trec || fail "SPLADE_INDEX index answers differently"
 # threads do not change results
 "$BIN" query --vector-queries q.jsonl -k 3 --threads 3 --algo taat > run3.trec || fail "threads"
 cmp -s run.trec run3.trec || fail "threads/taat changed the run"
+for a in auto wtaat bmp; do # every exact method, and approximate options that change nothing here
+    "$BIN" query --vector-queries q.jsonl -k 3 --algo $a > run4.trec || fail "--algo $a"
+    cmp -s run.trec run4.trec || fail "--algo $a changed the run"
+done
+"$BIN" query --vector-queries q.jsonl -k 3 --query-cut 1000 --bound-factor 1 > run5.trec || fail "approximate options"
+cmp -s run.trec run5.trec || fail "--query-cut 1000 --bound-factor 1 changed the run"
 
 printf 'query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td1\t2\nq2\td4\t1\n' > qrels.tsv
 "$BIN" eval --run run.trec --qrels qrels.tsv --metrics ndcg@10,mrr@10 > eval.out || fail "eval"

@@ -28,6 +28,7 @@ bad() {
 
 bad query -k 1..2147483647 "some text"
 bad query --threads 1..1024 --queries q.jsonl
+bad query --query-cut 1..2147483647 --queries q.jsonl
 bad build --threads 1..1024 corpus.jsonl
 bad build --batch 1..4096 corpus.jsonl
 bad build --max-length 2..8192 corpus.jsonl
@@ -49,6 +50,14 @@ for v in abc 0.5x -1 nan inf 1e999 "" " 1"; do
     [ $rc -eq 2 ] || fail "--threshold '$v': exit $rc (want 2)"
     grep -qF "splade-index encode: --threshold: '$v' is not a finite number >= 0" "$T/err" ||
         fail "--threshold '$v': message: $(cat "$T/err")"
+done
+
+# --bound-factor: a number in [0.01, 1]
+for v in abc 0.5x -1 0 1.5 nan ""; do
+    "$BIN" query --bound-factor "$v" --queries q.jsonl > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "--bound-factor '$v': exit $rc (want 2)"
+    grep -qF "splade-index query: --bound-factor: '$v'" "$T/err" || fail "--bound-factor '$v': message: $(cat "$T/err")"
 done
 
 # the edges of each range are accepted: the command goes on to its next check (a missing file)
