@@ -61,8 +61,7 @@ int main(int argc, char **argv)
     splade_encoder_opts o;
     splade_encoder_opts_init(&o);
     o.device = SPLADE_DEVICE_CPU, o.threads = threads, o.batch_size = batch, o.quiet = 1, o.max_length = 512;
-    o.precision = SPLADE_PRECISION_FP32;
-    if (argc > 6 && splade_parse_precision(argv[6], &o.precision)) {
+    if (argc > 6 && splade_parse_cpu_precision(argv[6], &o.cpu_precision)) {
         fprintf(stderr, "%s\n", splade_error_detail());
         return 2;
     }
