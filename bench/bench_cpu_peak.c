@@ -6,7 +6,8 @@
  * Each kernel is a loop of independent accumulators (more chains than the instruction's latency
  * x throughput), run by THREADS threads at once for ~0.3 s; prints one JSON line of GFLOP/s
  * (int8: GOP/s, one multiply-add = 2 ops) summed over the threads. A family the CPU (or the
- * kernel: AMX needs arch_prctl permission) lacks is reported as null. */
+ * kernel: AMX needs arch_prctl permission) lacks is reported as null. Rates are per thread CPU
+ * second (summed over threads): on a shared machine wall time would include waiting for a core. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -24,7 +25,7 @@ enum { ITERS = 1 << 20 };
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: the machine may be shared */
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 

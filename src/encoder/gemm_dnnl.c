@@ -6,6 +6,7 @@
 #include "encoder/gemm_dnnl.h"
 #include "common/cpu_team.h"
 #include "common/fail.h"
+#include "common/settings.h"
 #include "encoder/rowops_cpu.h"
 #include "splade.h"
 
@@ -115,13 +116,22 @@ static int md2(dnnl_memory_desc_t *md, int64_t r, int64_t c, dnnl_data_type_t dt
 
 /* The matmul primitive descriptor for rows x K times K x P plus bias (weights in w_md, or "any"
  * when NULL); no post-ops (splade_dnnl_unit applies them). */
+/* Sentinel weight layout: fp32 activations, and fp32 weights read in place from nn.Linear's
+ * [N, K] rows (a K x P matrix with strides (1, K)): brgemm runs them at ~200 GFLOP/s of CPU time
+ * per core without a reordered copy (OpenBLAS ~150, a quarter of it packing: see gemm_cpu.c). */
+static const dnnl_memory_desc_t plain_f32;
+
 static dnnl_primitive_desc_t make_pd(int32_t rows, int32_t K, int32_t P, int32_t ldc, const dnnl_memory_desc_t *w_md)
 {
     dnnl_memory_desc_t a, w, b, c;
-    dnnl_dims_t wd = {K, P};
-    if (md2(&a, rows, K, dnnl_bf16, K) || md2(&b, 1, P, dnnl_f32, P) || md2(&c, rows, P, dnnl_f32, ldc))
+    dnnl_dims_t wd = {K, P}, ws = {1, K};
+    const int f32 = w_md == &plain_f32;
+    if (md2(&a, rows, K, f32 ? dnnl_f32 : dnnl_bf16, K) || md2(&b, 1, P, dnnl_f32, P) || md2(&c, rows, P, dnnl_f32, ldc))
         return NULL;
-    if (w_md)
+    if (f32) {
+        if (dnnl_memory_desc_init_by_strides(&w, 2, wd, dnnl_f32, ws) != dnnl_success)
+            return NULL;
+    } else if (w_md)
         w = *w_md;
     else if (dnnl_memory_desc_init_by_tag(&w, 2, wd, dnnl_bf16, dnnl_format_tag_any) != dnnl_success)
         return NULL;
@@ -252,10 +262,11 @@ static prim_entry *find_prim(thread_cache *c, int32_t rows, int32_t K, int32_t P
     const dnnl_memory_desc_t *a = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *b = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
     const dnnl_memory_desc_t *d = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     ok = ok && dnnl_memory_create(&e->src, a, engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_memory_create(&e->bias, b, engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_memory_create(&e->dst, d, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         dnnl_memory_create(&e->wei, w_md, engine, DNNL_MEMORY_NONE) == dnnl_success;
+         dnnl_memory_create(&e->wei, wq, engine, DNNL_MEMORY_NONE) == dnnl_success;
     dnnl_primitive_desc_destroy(pd);
     if (!ok)
         return NULL;
@@ -329,6 +340,39 @@ int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M,
 
 int32_t splade_dnnl_panels(const splade_dnnl_linear *l) { return l->n_panels; }
 
+static pthread_once_t f32_once = PTHREAD_ONCE_INIT;
+static int f32_ok;
+
+static void decide_f32(void)
+{
+    f32_ok = get_engine() == SPLADE_OK && !splade_settings_get()->gemm_cpu_blas;
+}
+
+int splade_dnnl_f32_usable(void)
+{
+    pthread_once(&f32_once, decide_f32);
+    return f32_ok;
+}
+
+int splade_dnnl_f32_tile(const float *A, int32_t rows, int32_t K, const float *W, const float *bias, int32_t P,
+                         float **tile)
+{
+    thread_cache *c = my_cache();
+    prim_entry *e = c ? find_prim(c, rows, K, P, P, 0, &plain_f32) : NULL;
+    if (!e)
+        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: fp32 matmul %d x %d x %d", (int)rows, (int)K, (int)P);
+    dnnl_memory_set_data_handle(e->src, (void *)A);
+    dnnl_memory_set_data_handle(e->wei, (void *)W);
+    dnnl_memory_set_data_handle(e->bias, (void *)bias);
+    dnnl_memory_set_data_handle(e->dst, c->tile);
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_BIAS, e->bias},
+                               {DNNL_ARG_DST, e->dst}};
+    if (dnnl_primitive_execute(e->prim, c->stream, 4, args) != dnnl_success || dnnl_stream_wait(c->stream) != dnnl_success)
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: fp32 matmul failed");
+    *tile = c->tile;
+    return SPLADE_OK;
+}
+
 #else /* built without oneDNN (NO_DNNL=1 or no libdnnl-dev): the bf16 CPU path says so */
 
 int splade_dnnl_bf16_check(void)
@@ -350,6 +394,13 @@ int splade_dnnl_unit_to(const splade_dnnl_linear *l, const uint16_t *A, int32_t 
                         int32_t ldd, int flags)
 {
     (void)l, (void)A, (void)rows, (void)p, (void)dst, (void)ldd, (void)flags;
+    return splade_dnnl_bf16_check();
+}
+int splade_dnnl_f32_usable(void) { return 0; }
+int splade_dnnl_f32_tile(const float *A, int32_t rows, int32_t K, const float *W, const float *bias, int32_t P,
+                         float **tile)
+{
+    (void)A, (void)rows, (void)K, (void)W, (void)bias, (void)P, (void)tile;
     return splade_dnnl_bf16_check();
 }
 int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, float *C, uint16_t *Cb, int flags,

@@ -54,6 +54,14 @@ int32_t splade_dnnl_panels(const splade_dnnl_linear *l);
 int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, float *C, uint16_t *Cb, int flags,
                       int tid, int nthreads);
 
+/* The fp32 path for many rows (gemm_cpu.c): 1 when oneDNN is built in and $SPLADE_GEMM_CPU is not
+ * "blas". splade_dnnl_f32_tile: *tile (this thread's, dense [rows][P], valid until its next call)
+ * = A [rows, K] (row stride K) · W[0..P)ᵀ + bias[0..P), W the panel's first nn.Linear row (row
+ * stride K), read in place; rows <= SPLADE_DNNL_ROWS, P <= SPLADE_DNNL_PANEL. */
+int splade_dnnl_f32_usable(void);
+int splade_dnnl_f32_tile(const float *A, int32_t rows, int32_t K, const float *W, const float *bias, int32_t P,
+                         float **tile);
+
 /* dst[i] = bf16(src[i]), round to nearest even. */
 void splade_to_bf16(const float *src, uint16_t *dst, size_t n);
 
