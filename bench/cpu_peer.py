@@ -15,7 +15,8 @@ A numerics check compares every vector (ours vs ORT, max |diff| over the vocabul
 Also runs bench_cpu_peak (fp32 / bf16 / int8 peaks per CPU second) so rows read as a fraction of
 the limit: GFLOP per CPU second of the whole forward (process CPU time, so waiting for a core on a
 shared machine does not count; ORT's and our pools' spinning does) against the fp32 FMA peak.
-Needs: make NO_CUDA=1 BUILD=build-nc (bench binaries), pip onnx onnxruntime safetensors numpy.
+Needs: make NO_CUDA=1 BUILD=build-nc plus its bench_encode_ids and bench_cpu_peak (the tokenizer is
+build-nc/splade-index's), pip onnx onnxruntime safetensors numpy.
 """
 import argparse
 import json
@@ -28,7 +29,15 @@ import time
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "python"))
+
+
+def tokenize(cli, model, texts, max_length):
+    """Our tokenizer's ids (`splade-index tokenize`, identical to BertTokenizerFast), one list per text."""
+    r = subprocess.run([cli, "tokenize", "--model", model, "--max-length", str(max_length)], check=True,
+                       input="\n".join(" ".join(t.split()) for t in texts) + "\n", capture_output=True, text=True)
+    out = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    assert len(out) == len(texts), "tokenize: %d lines for %d texts" % (len(out), len(texts))
+    return out
 
 
 def load_texts(shared, n_q, n_d):
@@ -134,7 +143,7 @@ def main():
     a = ap.parse_args()
     if a.ort_worker:
         return ort_worker(*a.ort_worker)
-    from splade_index import Encoder
+    cli = os.path.join(os.path.dirname(os.path.abspath(a.bindir)), "splade-index")
     tmp = os.path.join(REPO, "tmp", "cpu_peer")
     os.makedirs(tmp, exist_ok=True)
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -156,12 +165,12 @@ def main():
         if not os.path.exists(onnx_path):
             subprocess.run([sys.executable, os.path.join(REPO, "tools", "export_onnx.py"), model, "-o", onnx_path],
                            check=True, capture_output=True)
-        enc = Encoder(model, device="cpu", max_length=512)
         cfg = json.load(open(os.path.join(model, "config.json")))
         big = cfg["hidden_size"] >= 512
         nd = a.docs if big else a.docs * 8
         qs, docs = load_texts(a.shared, a.queries, nd)
-        work = {"query": enc.tokenize(qs, 32), "doc256": enc.tokenize(docs, 256), "doc512": enc.tokenize(docs, 512)}
+        work = {"query": tokenize(cli, model, qs, 32), "doc256": tokenize(cli, model, docs, 256),
+                "doc512": tokenize(cli, model, docs, 512)}
         for w in a.workloads:
             ids_file = os.path.join(tmp, "%s-%s.ids" % (name, w))
             write_ids(ids_file, work[w])

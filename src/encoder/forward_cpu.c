@@ -2,7 +2,8 @@
  * BertForMaskedLM in eval mode so outputs agree to ~1e-5. The layers run on a thread team
  * (cpu_team.c) that shares each GEMM's fixed grid of units, the attention (sequence, head)
  * pairs and the LayerNorm rows; GEMMs go through gemm_cpu.c (AVX-512 kernel for few rows,
- * OpenBLAS for many). Every output element is computed the same way whatever the thread
+ * oneDNN for many, OpenBLAS without it). The opt-in bf16 forward (layer_bf16) runs the same steps
+ * with bf16 GEMM inputs (gemm_dnnl.h). Every output element is computed the same way whatever the thread
  * count, so `--threads` never changes a vector (tests/cli/test_threads_deterministic.sh). */
 #include "common/fail.h"
 #include "encoder/forward_cpu.h"
