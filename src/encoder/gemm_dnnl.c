@@ -15,7 +15,7 @@
 #include <string.h>
 
 #ifdef SPLADE_HAVE_DNNL
-#include <dnnl.h>
+#include <oneapi/dnnl/dnnl.h> /* the path the Makefile tests for oneDNN */
 
 void omp_set_num_threads(int n); /* libgomp, which libdnnl links */
 
