@@ -207,7 +207,7 @@ def main():
                             cratio = o["cpu_ms_doc"] / s["cpu_ms_doc"]
                             gf = flops / len(work[w]) / (s["cpu_ms_doc"] / 1e3) / 1e9
                             cols = " | | %.2f | %.1f" % (s["docs_s"], s["cpu_ms_doc"])
-                        peak = PEAK.get(t)
+                        peak = PEAK.get(1)  # per CPU second of one core: the rates are per CPU second too
                         print("| %s | %s | %d | %s (rep %d) | %s | %.2f | %.2f | %.0f | %s | %.2f |" % (
                             name, w, t, eng, i + 1, cols, ratio, cratio, gf, "%.0f%%" % (100 * gf / peak) if peak else "", la))
                         sys.stdout.flush()
