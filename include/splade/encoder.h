@@ -26,7 +26,8 @@ typedef enum { SPLADE_LMHEAD_FUSED = 0, SPLADE_LMHEAD_NAIVE = 1 } splade_lmhead_
  * accumulation and normalisation, tensor cores (fast; vectors within ~1e-2 rel-L2 of the CPU's).
  * FP32: fp32 weights and activations, fp32 GEMMs without TF32, SIMT attention and LM head,
  * exact-erf GELU: reproduces the fp32 CPU forward (rel-L2 ~1e-6), at a fraction of the speed.
- * The CPU forward is always fp32. docs/GPU_ENCODER.md ("Precision"). */
+ * The CPU forward is fp32 unless splade_encoder_opts.cpu_precision asks for bf16 (below).
+ * docs/GPU_ENCODER.md ("Precision"). */
 typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_precision;
 
 /* The CPU forward's number format (issue #13): fp32 by default; bf16 (opt-in) rounds every GEMM's
@@ -57,7 +58,7 @@ typedef struct {
                                     memory and split (as a real GPU OOM is); <= 0: no cap (the CLI
                                     sets it from $SPLADE_MAX_BATCH_TOKENS) */
     splade_precision precision;  /* GPU numeric format: BF16 (default, fast) or FP32 (reproduces
-                                    the CPU vectors); the CPU always computes in fp32 */
+                                    the CPU vectors); the CPU's format is cpu_precision */
     int gpu_dense_output;        /* GPU only: 1 copies the whole [B, V] output to the host and
                                     sparsifies it there (the path before issue #3's compaction);
                                     0 (default): the GPU compacts it and only the nonzeros cross
