@@ -57,6 +57,14 @@ CFLAGS   ?= -O2 -g
 SPLADE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc $(PKG_CFLAGS) -pthread -MMD -MP \
                  -fPIC -fvisibility=hidden $(SANFLAGS)
 SPLADE_LDFLAGS := -pthread $(SANFLAGS)
+# oneDNN (libdnnl-dev) runs the CPU's opt-in bf16 GEMMs (src/encoder/gemm_dnnl.c); a tree without
+# it (NO_DNNL=1, or the GPU image's sysroot) still builds, and `--precision bf16` on the CPU then
+# says so.
+ifeq ($(NO_DNNL)$(wildcard /usr/include/oneapi/dnnl/dnnl.h),/usr/include/oneapi/dnnl/dnnl.h)
+SPLADE_CFLAGS += -DSPLADE_HAVE_DNNL
+CPU_LIBS += -ldnnl -lgomp
+DNNL_LIBS := -ldnnl -lgomp
+endif
 LIBS     := $(CPU_LIBS)
 
 # (the CUDA build's loader, the CPU-only stand-in and bench-lmhead's CUDA half are chosen below)
@@ -107,7 +115,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 GPU_PROGS := $(foreach p,$(TEST_BIN) $(BENCH_BIN),$(if $(or $(findstring gpu,$(notdir $(p))),$(findstring _backends,$(notdir $(p)))),$(p)))
 
 DEB_PKGS := gcc make pkg-config python3 python3-pip libutf8proc-dev libcmocka-dev libjansson-dev \
-            libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev
+            libopenblas-dev libcurl4-openssl-dev libstreamvbyte-dev zlib1g-dev libdnnl-dev
 
 .PHONY: all deps check test tsan-check python-check bench lab models demo fuzz install uninstall clean
 all: $(BUILD)/.deps-ok $(LIB) $(SO) $(BUILD)/libsplade.so $(BIN) $(CUDA_SO)
@@ -204,7 +212,7 @@ SPLADE_PC := 'prefix=$(PREFIX)' 'libdir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(LI
   'includedir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))' '' 'Name: splade' \
   'Description: SPLADE learned sparse retrieval: tokenizer, encoder, inverted index, exact top-k' \
   'Version: $(VERSION)' 'Requires.private: $(PKGS)' 'Cflags: -I$${includedir}' \
-  'Libs: -L$${libdir} -lsplade' 'Libs.private: -lstreamvbyte -lm -pthread $(if $(NVCC),-ldl -rdynamic)'
+  'Libs: -L$${libdir} -lsplade' 'Libs.private: -lstreamvbyte -lm $(DNNL_LIBS) -pthread $(if $(NVCC),-ldl -rdynamic)'
 
 # libsplade-cuda.so goes beside libsplade.so.0, where the loader looks first.
 install: all

@@ -26,8 +26,15 @@ typedef enum { SPLADE_LMHEAD_FUSED = 0, SPLADE_LMHEAD_NAIVE = 1 } splade_lmhead_
  * accumulation and normalisation, tensor cores (fast; vectors within ~1e-2 rel-L2 of the CPU's).
  * FP32: fp32 weights and activations, fp32 GEMMs without TF32, SIMT attention and LM head,
  * exact-erf GELU: reproduces the fp32 CPU forward (rel-L2 ~1e-6), at a fraction of the speed.
- * The CPU forward is always fp32. docs/GPU_ENCODER.md ("Precision"). */
+ * The CPU forward is fp32 unless splade_encoder_opts.cpu_precision asks for bf16 (below).
+ * docs/GPU_ENCODER.md ("Precision"). */
 typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_precision;
+
+/* The CPU forward's number format (issue #13): fp32 by default; bf16 (opt-in) rounds every GEMM's
+ * inputs (weights and activations) to bf16 with fp32 accumulation, through oneDNN on AMX or
+ * AVX512-BF16 (a CPU without them gets SPLADE_ERR_UNSUPPORTED). Quality and speed:
+ * bench/results/encoder-cpu-2026-11-25.md. */
+typedef enum { SPLADE_CPU_FP32 = 0, SPLADE_CPU_BF16 = 1 } splade_cpu_precision;
 
 /* Encoder options' GPU list (issue #17): at most this many entries; n_devices = SPLADE_DEVICES_ALL
  * asks for every visible GPU. */
@@ -51,7 +58,7 @@ typedef struct {
                                     memory and split (as a real GPU OOM is); <= 0: no cap (the CLI
                                     sets it from $SPLADE_MAX_BATCH_TOKENS) */
     splade_precision precision;  /* GPU numeric format: BF16 (default, fast) or FP32 (reproduces
-                                    the CPU vectors); the CPU always computes in fp32 */
+                                    the CPU vectors); the CPU's format is cpu_precision */
     int gpu_dense_output;        /* GPU only: 1 copies the whole [B, V] output to the host and
                                     sparsifies it there (the path before issue #3's compaction);
                                     0 (default): the GPU compacts it and only the nonzeros cross
@@ -71,6 +78,7 @@ typedef struct {
                                     the vectors are bit for bit the same (docs/GPU_ENCODER.md, "Several
                                     GPUs"). SPLADE_DEVICES_ALL: every visible GPU */
     int32_t devices[SPLADE_MAX_DEVICES]; /* CUDA device ids, n_devices of them */
+    splade_cpu_precision cpu_precision;  /* CPU: FP32 (0, default) or BF16 (opt-in; see the enum) */
 } splade_encoder_opts;
 
 /* Fills *o with the defaults (every field documented above at its default value: device AUTO, bf16,
@@ -131,6 +139,8 @@ SPLADE_API int splade_parse_devices(const char *s, splade_encoder_opts *o);
 
 /* "bf16" (or NULL), "fp32" -> precision; SPLADE_ERR_INVALID_ARG otherwise (the --precision flag). */
 SPLADE_API int splade_parse_precision(const char *s, splade_precision *p);
+/* "fp32" or "bf16" -> the CPU's format (NULL: fp32, the CPU default); anything else fails. */
+SPLADE_API int splade_parse_cpu_precision(const char *s, splade_cpu_precision *p);
 
 /* The device actually in use (CPU or CUDA after AUTO resolved). */
 SPLADE_API splade_device splade_encoder_device(const splade_encoder *e);

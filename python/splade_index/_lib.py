@@ -64,7 +64,7 @@ class EncoderOpts(ctypes.Structure):  # splade_encoder_opts (include/splade/enco
                 ("lmhead", c_int), ("threshold", c_float), ("top_k", c_int32), ("quiet", c_int),
                 ("max_batch_tokens", c_int32), ("precision", c_int), ("gpu_dense_output", c_int),
                 ("cpu_batch_bytes", c_size_t), ("cancel", c_void_p), ("n_devices", c_int32),
-                ("devices", c_int32 * 16)]
+                ("devices", c_int32 * 16), ("cpu_precision", c_int)]
 
 
 class ModelPaths(ctypes.Structure):  # splade_model_paths (include/splade/model.h)
@@ -172,6 +172,7 @@ _SIGNATURES = {
     "splade_parse_device": (c_int, [c_char_p, P(c_int)]),
     "splade_parse_devices": (c_int, [c_char_p, P(EncoderOpts)]),
     "splade_parse_precision": (c_int, [c_char_p, P(c_int)]),
+    "splade_parse_cpu_precision": (c_int, [c_char_p, P(c_int)]),
     "splade_encoder_opts_init": (None, [P(EncoderOpts)]),
     "splade_encoder_create": (c_int, [c_void_p, P(EncoderOpts), P(c_void_p)]),
     "splade_encoder_encode_chunked": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_int, c_void_p, P(c_int)]),

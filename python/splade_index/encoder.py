@@ -96,8 +96,8 @@ class Encoder:
     None: $SPLADE_MODEL, then the default splade-tiny), as the CLI resolves --model.
 
     device: "auto" (GPU when usable), "cpu", "cuda", or a GPU list: "cuda:all", "cuda:0,2" (one encoder per
-    GPU, vectors identical to one GPU's; docs/GPU_ENCODER.md); precision: "bf16" or "fp32" (GPU only: the CPU
-    computes in fp32); threads: CPU threads (None: all cores); max_length: tokens per text including
+    GPU, vectors identical to one GPU's; docs/GPU_ENCODER.md); precision: None (the GPU in bf16, the CPU in fp32), "bf16" or
+    "fp32" (given, it sets the CPU's format too: bf16 on the CPU is opt-in, AMX / AVX512-BF16); threads: CPU threads (None: all cores); max_length: tokens per text including
     [CLS]/[SEP] (capped at the model's); batch_size: texts per forward pass (None: the device's default).
 
     One encoder runs one call at a time (calls from several Python threads queue on a lock; the
@@ -105,7 +105,7 @@ class Encoder:
     from its folder.
     """
 
-    def __init__(self, model=None, device="auto", precision="bf16", threads=None, max_length=256, batch_size=None):
+    def __init__(self, model=None, device="auto", precision=None, threads=None, max_length=256, batch_size=None):
         self._args = (model, device, precision, threads, max_length, batch_size)
         self.model_name = model.dir if isinstance(model, Model) else model
         self._model = model if isinstance(model, Model) else Model(model)
@@ -120,6 +120,9 @@ class Encoder:
         check(lib.splade_parse_devices(device.encode() if device else None, byref(self._opts)))
         check(lib.splade_parse_precision(precision.encode() if precision else None, byref(prec)))
         self._opts.precision = prec.value
+        if precision:  # the CPU computes in bf16 only when asked (issue #13)
+            check(lib.splade_parse_cpu_precision(precision.encode(), byref(prec)))
+            self._opts.cpu_precision = prec.value
         self._lock = threading.Lock()
         self._encoders = {}  # (batch_size, threads) -> splade_encoder*
         self._vocab = None

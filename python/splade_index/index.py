@@ -152,7 +152,7 @@ class Index:
     released while the C library searches). Picklable: a worker process re-opens it from its path.
     """
 
-    def __init__(self, path, model=None, device="cpu", precision="bf16", threads=None):
+    def __init__(self, path, model=None, device="cpu", precision=None, threads=None):
         """Same as Index.open(path, ...)."""
         self.path = os.fspath(path)
         self._reopen_args = (self.path, model, device, precision, threads)
@@ -179,7 +179,7 @@ class Index:
         self._vocab = None
 
     @classmethod
-    def open(cls, path, model=None, device="cpu", precision="bf16", threads=None):
+    def open(cls, path, model=None, device="cpu", precision=None, threads=None):
         """Opens DIR/index.spx (or the file itself). model overrides the model text queries are
         encoded with (default: the one the index records; another model's fingerprint raises
         MismatchError at the first text search). device/precision/threads: the query encoder's
@@ -193,7 +193,7 @@ class Index:
 
     @classmethod
     def build(cls, path, corpus=None, vectors=None, ids=None, model=None, threads=None, progress=None, *,
-              titles=None, texts=None, vocab=None, device="auto", precision="bf16", max_length=256,
+              titles=None, texts=None, vocab=None, device="auto", precision=None, max_length=256,
               batch_size=None, keep_order=False):
         """Builds PATH/index.spx and returns the opened Index (build statistics in .build_stats).
 

@@ -138,3 +138,22 @@ def test_empty_and_bytes_inputs(encoder):
     assert (a != b).nnz == 0
     # ill-formed UTF-8 is dropped by the tokenizer, as for a file
     assert (encoder.encode([b"caf\xc3\xa9\xff"]) != a).nnz == 0
+
+
+def test_cpu_precision_opt_in():
+    """The CPU computes in fp32 unless precision is given (issue #13): None and "fp32" are the same
+    bits; "bf16" (where the CPU has AMX / AVX512-BF16) moves weights by bf16 rounding only, and is
+    the CLI's `--precision bf16` bit for bit."""
+    import pytest
+    from splade_index import Encoder, SpladeError
+    texts = ["A black hole traps light.", "The Moon drives tides and p53 regulates apoptosis."]
+    base = Encoder(MODEL, device="cpu").encode(texts)
+    assert (base != Encoder(MODEL, device="cpu", precision="fp32").encode(texts)).nnz == 0
+    try:
+        enc = Encoder(MODEL, device="cpu", precision="bf16")
+    except SpladeError as e:
+        pytest.skip("no bf16 on this CPU/build: %s" % e)
+    X = enc.encode(texts)
+    diff = abs(X - base)
+    assert 0 < diff.max() < 0.1, "bf16 must run (differ) yet stay close"
+    assert_same_vectors(enc, X, cli_vectors("--precision", "bf16", *texts))

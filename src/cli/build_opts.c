@@ -115,6 +115,8 @@ static int ingest_corpus(const splade_cli_build_opts *o, const char *dir, const 
     int rc = splade_parse_devices(o->device, &eo);
     if (rc == 0)
         rc = splade_parse_precision(o->precision, &eo.precision);
+    if (rc == 0 && o->precision) /* the CPU computes in bf16 only when asked (issue #13) */
+        rc = splade_parse_cpu_precision(o->precision, &eo.cpu_precision);
     /* the GPU code loads and the CUDA context starts while the model loads */
     splade_gpu_warmup *wu = rc == 0 ? splade_encoder_warm_start(&eo) : NULL;
     if (rc == 0)

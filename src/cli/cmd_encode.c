@@ -33,7 +33,7 @@ static const char usage_text[] =
     "~/.cache/splade-index/" SPLADE_DEFAULT_MODEL ", else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`).\n"
     "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n"
     "--precision: the GPU's number format, bf16 (default, fast) or fp32 (the same vectors as the CPU,\n"
-    "which always computes in fp32).\n"
+    "which computes in fp32 unless --precision bf16 is given: opt-in, AMX / AVX512-BF16 via oneDNN).\n"
     "--queries --format ENGINE: each text's search request body for that engine instead, one per line in\n"
     "input order (index/collection --target, vector --field, both default splade; --size hits, default\n"
     "10), matching the documents of `splade-index export --format ENGINE`.\n";
@@ -95,7 +95,8 @@ static int parse(int argc, char **argv, encode_opts *o)
         fprintf(stderr, "splade-index encode: %s\n", splade_error_detail());
         return 2;
     }
-    if (splade_parse_precision(o->precision, &o->eo.precision)) {
+    if (splade_parse_precision(o->precision, &o->eo.precision) ||
+        (o->precision && splade_parse_cpu_precision(o->precision, &o->eo.cpu_precision))) {
         fprintf(stderr, "splade-index encode: %s\n", splade_error_detail());
         return 2;
     }

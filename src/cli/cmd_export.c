@@ -124,7 +124,8 @@ static int parse(int argc, char **argv, export_opts *o)
     }
     if (!*o->t.target || !*o->t.field || strpbrk(o->t.target, "\"\\\n\t") || strpbrk(o->t.field, "\"\\\n\t"))
         return usage_error("--target and --field must be non-empty names without quotes, backslashes or tabs");
-    if (splade_parse_devices(o->device, &o->eo) || splade_parse_precision(o->precision, &o->eo.precision)) {
+    if (splade_parse_devices(o->device, &o->eo) || splade_parse_precision(o->precision, &o->eo.precision) ||
+        (o->precision && splade_parse_cpu_precision(o->precision, &o->eo.cpu_precision))) {
         fprintf(stderr, "splade-index export: %s\n", splade_error_detail());
         return 2;
     }

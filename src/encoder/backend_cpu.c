@@ -4,12 +4,15 @@
 #include "common/fail.h"
 #include "encoder/backend.h"
 #include "encoder/forward_cpu.h"
+#include "encoder/forward_cpu_bf16.h"
 #include "splade.h"
 
 typedef struct {
     const splade_model *m;
     int threads;
     size_t batch_bytes; /* cap on one forward's activations and output */
+    splade_cpu_precision precision;
+    splade_cpu_bf16 *bf; /* bf16 weights (opt-in), made at upload */
 } cpu_state;
 
 static int cpu_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
@@ -19,6 +22,7 @@ static int cpu_create(const splade_encoder_opts *o, int device, int tune, void *
     if (!s)
         return splade_fail(SPLADE_ERR_NOMEM, "CPU encoder");
     s->threads = o->threads;
+    s->precision = o->cpu_precision;
     s->batch_bytes = o->cpu_batch_bytes ? o->cpu_batch_bytes : SPLADE_CPU_BATCH_BYTES;
     if (n)
         name[0] = '\0';
@@ -28,7 +32,10 @@ static int cpu_create(const splade_encoder_opts *o, int device, int tune, void *
 
 static int cpu_upload(void *state, const splade_model *m)
 {
-    ((cpu_state *)state)->m = m; /* the weights are already fp32 in host memory */
+    cpu_state *s = state;
+    s->m = m; /* the weights are already fp32 in host memory */
+    if (s->precision == SPLADE_CPU_BF16 && !s->bf)
+        return splade_cpu_bf16_create(m, &s->bf); /* SPLADE_ERR_UNSUPPORTED on a CPU without bf16 */
     return SPLADE_OK;
 }
 
@@ -55,10 +62,16 @@ static int32_t cpu_fit(void *state, const int32_t *offsets, int32_t B)
 static int cpu_forward(void *state, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense)
 {
     const cpu_state *s = state;
-    return splade_forward_cpu(s->m, ids, offsets, B, out_dense, s->threads);
+    return splade_forward_cpu_bf16(s->m, s->bf, ids, offsets, B, out_dense, s->threads);
 }
 
-static void cpu_free(void *state) { free(state); }
+static void cpu_free(void *state)
+{
+    cpu_state *s = state;
+    if (s)
+        splade_cpu_bf16_free(s->bf);
+    free(s);
+}
 
 const splade_encoder_backend splade_backend_cpu = {
     .name = "cpu",

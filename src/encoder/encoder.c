@@ -149,6 +149,8 @@ static int check_opts(const splade_encoder *e)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: max_length must be >= 2 and device valid");
     if (e->o.precision != SPLADE_PRECISION_BF16 && e->o.precision != SPLADE_PRECISION_FP32)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: precision %d (bf16 or fp32)", (int)e->o.precision);
+    if (e->o.cpu_precision != SPLADE_CPU_FP32 && e->o.cpu_precision != SPLADE_CPU_BF16)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: cpu_precision %d (fp32 or bf16)", (int)e->o.cpu_precision);
     const int32_t nd = e->o.n_devices;
     if (nd != SPLADE_DEVICES_ALL && (nd < 0 || nd > SPLADE_MAX_DEVICES))
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: n_devices %d (0..%d or SPLADE_DEVICES_ALL)", (int)nd,
@@ -813,6 +815,17 @@ int splade_parse_precision(const char *s, splade_precision *p)
         *p = SPLADE_PRECISION_BF16;
     else if (!strcmp(s, "fp32"))
         *p = SPLADE_PRECISION_FP32;
+    else
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision must be bf16 or fp32, not \"%s\"", s);
+    return SPLADE_OK;
+}
+
+int splade_parse_cpu_precision(const char *s, splade_cpu_precision *p)
+{
+    if (!s || !strcmp(s, "fp32"))
+        *p = SPLADE_CPU_FP32;
+    else if (!strcmp(s, "bf16"))
+        *p = SPLADE_CPU_BF16;
     else
         return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision must be bf16 or fp32, not \"%s\"", s);
     return SPLADE_OK;

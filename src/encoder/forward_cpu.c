@@ -2,7 +2,8 @@
  * BertForMaskedLM in eval mode so outputs agree to ~1e-5. The layers run on a thread team
  * (cpu_team.c) that shares each GEMM's fixed grid of units, the attention (sequence, head)
  * pairs and the LayerNorm rows; GEMMs go through gemm_cpu.c (AVX-512 kernel for few rows,
- * OpenBLAS for many). Every output element is computed the same way whatever the thread
+ * oneDNN for many, OpenBLAS without it). The opt-in bf16 forward (layer_bf16) runs the same steps
+ * with bf16 GEMM inputs (gemm_dnnl.h). Every output element is computed the same way whatever the thread
  * count, so `--threads` never changes a vector (tests/cli/test_threads_deterministic.sh). */
 #include "common/fail.h"
 #include "encoder/forward_cpu.h"
@@ -13,6 +14,7 @@
 #include "common/cpu_team.h"
 #include "encoder/gemm_cpu.h"
 #include "encoder/rowops_cpu.h"
+#include "encoder/forward_cpu_bf16.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -23,6 +25,7 @@ typedef struct {
     float *x, *q, *k, *v, *ctx, *tmp, *ffn;
     float *scratch; /* per thread: GEMM and attention scratch, `per_thread` floats each */
     size_t per_thread;
+    uint16_t *xb, *ctxb, *tmpb, *ffnb; /* bf16 path: the GEMM inputs rounded to bf16 */
 } workspace;
 
 /* What every member of the team reads; it writes only its own share of the shared buffers. */
@@ -31,6 +34,7 @@ typedef struct {
     const int32_t *ids, *offsets;
     int32_t B, T;
     workspace *w;
+    const splade_cpu_bf16 *bf; /* NULL: fp32 */
 } fwd;
 
 enum { COL_ALIGN = SPLADE_GEMM_UNIT }; /* column splits of plain copies */
@@ -74,7 +78,75 @@ static void attention_part(const fwd *f, int tid, splade_team *t)
         size_t at = (size_t)s0 * H + (size_t)h * dh;
         splade_attention_head(w->q + at, w->k + at, w->v + at, w->ctx + at, L, dh, H, scale,
                               w->scratch + (size_t)tid * w->per_thread);
+        for (int32_t i = 0; w->ctxb && i < L; i++)
+            splade_to_bf16(w->ctx + at + (size_t)i * H, w->ctxb + at + (size_t)i * H, (size_t)dh);
     }
+}
+
+static void embed_part(const fwd *f, int tid, splade_team *t);
+
+/* LayerNorm of this thread's rows, then their bf16 copy (the next GEMM's input). */
+static void layer_norm_bf16(const fwd *f, int tid, splade_team *t, float *x, uint16_t *xb, const float *g,
+                            const float *b)
+{
+    const int32_t H = f->m->cfg.hidden_size;
+    int r0, r1;
+    splade_team_split(tid, splade_team_size(t), f->T, 1, &r0, &r1);
+    splade_layer_norm(x, r0, r1, H, g, b, f->m->cfg.layer_norm_eps);
+    splade_to_bf16(x + (size_t)r0 * H, xb + (size_t)r0 * H, (size_t)(r1 - r0) * H);
+}
+
+/* The layer of `layer` with bf16 GEMM inputs (oneDNN, fp32 accumulation and outputs); attention,
+ * residuals and LayerNorm stay fp32. Returns the first failure of this member (it still reaches
+ * every barrier). */
+static int layer_bf16(const fwd *f, const splade_layer *p, const splade_bf16_layer *q, int tid, splade_team *t)
+{
+    const int32_t H = f->m->cfg.hidden_size;
+    const int n = splade_team_size(t);
+    workspace *w = f->w;
+    int rc = splade_dnnl_share(q->q, w->xb, f->T, w->q, NULL, 0, tid, n);
+    rc = rc ? rc : splade_dnnl_share(q->k, w->xb, f->T, w->k, NULL, 0, tid, n);
+    rc = rc ? rc : splade_dnnl_share(q->v, w->xb, f->T, w->v, NULL, 0, tid, n);
+    splade_team_barrier(t);
+    attention_part(f, tid, t);
+    copy_cols(f, tid, t, w->x, w->tmp, H);
+    splade_team_barrier(t);
+    rc = rc ? rc : splade_dnnl_share(q->o, w->ctxb, f->T, w->tmp, NULL, SPLADE_DNNL_ACCUM, tid, n);
+    splade_team_barrier(t);
+    layer_norm_bf16(f, tid, t, w->tmp, w->tmpb, p->ln1_g, p->ln1_b);
+    splade_team_barrier(t);
+    rc = rc ? rc : splade_dnnl_share(q->ffn_in, w->tmpb, f->T, w->ffn, w->ffnb, SPLADE_DNNL_GELU, tid, n);
+    copy_cols(f, tid, t, w->tmp, w->x, H);
+    splade_team_barrier(t);
+    rc = rc ? rc : splade_dnnl_share(q->ffn_out, w->ffnb, f->T, w->x, NULL, SPLADE_DNNL_ACCUM, tid, n);
+    splade_team_barrier(t);
+    layer_norm_bf16(f, tid, t, w->x, w->xb, p->ln2_g, p->ln2_b);
+    splade_team_barrier(t);
+    return rc;
+}
+
+/* forward_team's bf16 twin: the MLM transform's output ends in w->xb (bf16) for the head. */
+static int forward_team_bf16(void *ctx, int tid, splade_team *t)
+{
+    const fwd *f = ctx;
+    const splade_model *m = f->m;
+    const int32_t H = m->cfg.hidden_size;
+    embed_part(f, tid, t);
+    int r0, r1;
+    splade_team_split(tid, splade_team_size(t), f->T, 1, &r0, &r1);
+    splade_to_bf16(f->w->x + (size_t)r0 * H, f->w->xb + (size_t)r0 * H, (size_t)(r1 - r0) * H);
+    splade_team_barrier(t);
+    int rc = SPLADE_OK;
+    for (int32_t l = 0; l < m->cfg.num_layers; l++) {
+        int r = layer_bf16(f, &m->layers[l], &f->bf->layers[l], tid, t);
+        rc = rc ? rc : r;
+    }
+    int r = splade_dnnl_share(f->bf->mlm_dense, f->w->xb, f->T, f->w->q, NULL, SPLADE_DNNL_GELU, tid,
+                              splade_team_size(t));
+    rc = rc ? rc : r;
+    splade_team_barrier(t);
+    layer_norm_bf16(f, tid, t, f->w->q, f->w->xb, m->mlm_ln_g, m->mlm_ln_b);
+    return rc;
 }
 
 static void layer(const fwd *f, const splade_layer *p, int tid, splade_team *t)
@@ -157,9 +229,17 @@ static int check_input(const splade_model *m, const int32_t *ids, const int32_t 
     return SPLADE_OK;
 }
 
-static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32_t dh, int nthreads)
+static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32_t dh, int nthreads, int bf16)
 {
     memset(w, 0, sizeof *w);
+    if (bf16) {
+        uint16_t **b16[] = {&w->xb, &w->ctxb, &w->tmpb};
+        for (size_t i = 0; i < sizeof b16 / sizeof *b16; i++)
+            if (!(*b16[i] = malloc(T * H * sizeof(uint16_t))))
+                return SPLADE_ERR_NOMEM;
+        if (!(w->ffnb = malloc(T * F * sizeof(uint16_t))))
+            return SPLADE_ERR_NOMEM;
+    }
     float **bufs[] = {&w->x, &w->q, &w->k, &w->v, &w->ctx, &w->tmp};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = malloc(T * H * sizeof(float))))
@@ -176,6 +256,7 @@ static void free_ws(workspace *w)
     float *bufs[] = {w->x, w->q, w->k, w->v, w->ctx, w->tmp, w->ffn, w->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
+    free(w->xb), free(w->ctxb), free(w->tmpb), free(w->ffnb);
 }
 
 /* SpladePooling "sum": sum over positions of act(logit), which the max-fused head cannot give.
@@ -218,22 +299,28 @@ static void second_log1p(float *out, size_t n)
         out[i] = log1pf(out[i]);
 }
 
-static int run(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B, float *out,
-               int nthreads, workspace *w)
+static int run(const splade_model *m, const splade_cpu_bf16 *bf, const int32_t *ids, const int32_t *offsets,
+               int32_t B, float *out, int nthreads, workspace *w)
 {
     const splade_config *c = &m->cfg;
     const int32_t T = offsets[B], H = c->hidden_size;
-    fwd f = {m, ids, offsets, B, T, w};
+    fwd f = {m, ids, offsets, B, T, w, bf};
     /* The team owns the threading: OpenBLAS (large-M GEMMs, long attention) runs one thread
      * per call inside it. */
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(1);
-    int rc = splade_team_run(nthreads, forward_team, &f);
+    int rc = splade_team_run(nthreads, bf ? forward_team_bf16 : forward_team, &f);
     openblas_set_num_threads(saved);
     if (rc)
         return rc;
-    if (c->pooling == SPLADE_POOL_SUM)
+    if (c->pooling == SPLADE_POOL_SUM) /* the fp32 MLM output is in w->q on both paths */
         return sum_head(m, w->q, offsets, B, out);
+    if (bf) {
+        rc = splade_lmhead_cpu_bf16(bf->decoder, w->xb, offsets, B, out, nthreads);
+        if (!rc && c->activation == SPLADE_ACT_LOG1P_LOG1P_RELU)
+            second_log1p(out, (size_t)B * (size_t)c->vocab_size);
+        return rc;
+    }
     int32_t *len = malloc((size_t)B * sizeof *len);
     if (!len)
         return splade_fail(SPLADE_ERR_NOMEM, "forward: %d lengths", (int)B);
@@ -249,6 +336,12 @@ static int run(const splade_model *m, const int32_t *ids, const int32_t *offsets
 int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
                        float *out_dense, int threads)
 {
+    return splade_forward_cpu_bf16(m, NULL, ids, offsets, B, out_dense, threads);
+}
+
+int splade_forward_cpu_bf16(const splade_model *m, const splade_cpu_bf16 *bf, const int32_t *ids,
+                            const int32_t *offsets, int32_t B, float *out_dense, int threads)
+{
     if (!m || !ids || !offsets || !out_dense || B < 1)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_forward_cpu: bad arguments");
     int32_t max_len;
@@ -260,11 +353,11 @@ int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t 
     workspace w;
     const splade_config *c = &m->cfg;
     rc = alloc_ws(&w, (size_t)offsets[B], (size_t)c->hidden_size, (size_t)c->intermediate_size, max_len,
-                  c->hidden_size / c->num_heads, nthreads);
+                  c->hidden_size / c->num_heads, nthreads, bf != NULL);
     if (rc)
         rc = splade_fail(SPLADE_ERR_NOMEM, "forward: workspace for %d tokens", (int)offsets[B]);
     else
-        rc = run(m, ids, offsets, B, out_dense, nthreads, &w);
+        rc = run(m, bf, ids, offsets, B, out_dense, nthreads, &w);
     free_ws(&w);
     return rc;
 }

@@ -14,4 +14,11 @@
 int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
                        float *out_dense, int threads);
 
+/* The same with bf (forward_cpu_bf16.h) non-NULL: every GEMM (layers, MLM transform, LM head)
+ * takes bf16 inputs with fp32 accumulation through oneDNN (`--precision bf16` on the CPU);
+ * attention, LayerNorm, residuals and the SPLADE activation stay fp32. bf NULL: the fp32 forward. */
+struct splade_cpu_bf16;
+int splade_forward_cpu_bf16(const splade_model *m, const struct splade_cpu_bf16 *bf, const int32_t *ids,
+                            const int32_t *offsets, int32_t B, float *out_dense, int threads);
+
 #endif

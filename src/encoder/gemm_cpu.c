@@ -7,6 +7,7 @@
 #include "encoder/gemm_cpu.h"
 #include "common/cpu_team.h"
 #include "common/settings.h"
+#include "encoder/gemm_dnnl.h"
 #include "encoder/rowops_cpu.h"
 
 #include <cblas.h>
@@ -304,11 +305,46 @@ static unit_grid grid_for(int32_t M, int32_t N)
     return g;
 }
 
+/* Many rows through oneDNN (gemm_dnnl.h): units of 128 rows x 128 columns, each computed into a
+ * dense tile with W read in place, then the epilogue (residual, GELU) here. OpenBLAS spent 40% of
+ * its time packing (each 128-row unit repacked W and A): bench/results/encoder-cpu-2026-11-25.md.
+ * A unit oneDNN cannot run (out of memory) falls back to OpenBLAS. */
+static void dnnl_share(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N, float *C,
+                       int flags, int tid, int nthreads)
+{
+    const int32_t R = SPLADE_DNNL_ROWS, P = SPLADE_DNNL_PANEL, n_p = (N + P - 1) / P;
+    int u, u1;
+    splade_team_split(tid, nthreads, (M + R - 1) / R * n_p, 1, &u, &u1);
+    for (; u < u1; u++) {
+        const int32_t r0 = u / n_p * R, c0 = u % n_p * P;
+        const int32_t rows = M - r0 < R ? M - r0 : R, cols = N - c0 < P ? N - c0 : P;
+        float *tile, *c = C + (size_t)r0 * N + c0;
+        if (splade_dnnl_f32_tile(A + (size_t)r0 * K, rows, K, W + (size_t)c0 * K, bias + c0, cols, &tile)) {
+            blas_cols(A + (size_t)r0 * K, rows, K, W, bias, c0, c0 + cols, C + (size_t)r0 * N, N, flags);
+            tile = NULL;
+        }
+        for (int32_t i = 0; i < rows; i++) {
+            float *d = c + (size_t)i * N;
+            if (tile && (flags & SPLADE_GEMM_ACCUM))
+                for (int32_t j = 0; j < cols; j++)
+                    d[j] += tile[(size_t)i * cols + j];
+            else if (tile)
+                memcpy(d, tile + (size_t)i * cols, (size_t)cols * sizeof *d);
+            if (flags & SPLADE_GEMM_GELU)
+                splade_gelu(d, cols);
+        }
+    }
+}
+
 void splade_gemm_nt_share(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N,
                           float *C, int flags, float *scratch, int tid, int nthreads)
 {
     if (M <= 0 || N <= 0)
         return;
+    if (M > SPLADE_GEMM_SMALL_M && splade_dnnl_f32_usable()) {
+        dnnl_share(A, M, K, W, bias, N, C, flags, tid, nthreads);
+        return;
+    }
     const unit_grid g = grid_for(M, N);
     const splade_gemm_path path = splade_gemm_auto_path(M);
     int u, u1;

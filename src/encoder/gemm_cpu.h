@@ -2,8 +2,9 @@
  * split N. Private to src/encoder/ and tests.
  *
  * The AVX-512 kernel reads W in place (no packing: for a 32-row query, OpenBLAS spent ~37% of
- * the time packing W, a cost a few rows cannot amortise); the generic path is OpenBLAS, which
- * also stays the faster choice when M is large. */
+ * the time packing W, a cost a few rows cannot amortise); many rows go to oneDNN's brgemm with W
+ * read in place (splade_gemm_nt_share; OpenBLAS repacked W per 128-row unit), the generic path
+ * (no AVX-512, no oneDNN, or $SPLADE_GEMM_CPU=blas) is OpenBLAS. */
 #ifndef SPLADE_GEMM_CPU_H
 #define SPLADE_GEMM_CPU_H
 

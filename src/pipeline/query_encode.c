@@ -121,6 +121,8 @@ static int encode_texts(splade_index *ix, const char *const *texts, int n, const
     int rc = o && o->device ? splade_parse_device(o->device, &eo.device) : SPLADE_OK;
     if (rc == 0 && o && o->precision)
         rc = splade_parse_precision(o->precision, &eo.precision);
+    if (rc == 0 && o && o->precision) /* the CPU computes in bf16 only when asked (issue #13) */
+        rc = splade_parse_cpu_precision(o->precision, &eo.cpu_precision);
     if (rc == 0)
         rc = splade_index_load_model(ix, o, &m);
     if (rc == 0 && !splade_model_has_query_table(m))

@@ -1,0 +1,40 @@
+#!/bin/sh
+# bench/cpu_peer.py on the GPU machine's processor (issue #13: "on the development machine and on
+# the GPU host's CPU"), from a copy of /work/main's tree with these carried (tmp/ is git-ignored):
+#   tmp/cpu.tar         git archive of the branch (git -C WORKTREE archive -o /work/main/tmp/cpu.tar HEAD)
+#   tmp/cpu_dnnl.tgz    usr/include/oneapi + usr/lib/x86_64-linux-gnu/{libdnnl,libgomp,libOpenCL}.so*
+#                       (Debian 12's; the image has no libdnnl)
+#   tmp/cpu_whl/        wheels of onnx, ml_dtypes, protobuf (the image has onnxruntime, not onnx)
+#   tmp/cpu_shared/     data/bert-base-uncased/{vocab.txt,tokenizer_config.json}, data/scifact/{corpus,queries}.jsonl
+#   .gpu/lm-sysroot.tar.gz   the -dev packages the image lacks (bench/gpu.sh)
+# run(timeout_s=300, command="sh -c 'mkdir -p /tmp/w && tar xf tmp/cpu.tar -C /tmp/w && sh /tmp/w/bench/cpu_peer_host.sh'")
+# Writes $OUT/cpu_peer_host.txt. Knobs: PEER_ARGS (default: bert-base shape, 1 and 2 threads).
+set -u
+SRC=$(pwd)
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+LOG=$OUT/cpu_peer_host.txt
+cd /tmp/w || exit 1
+say() { echo "[+$(( $(date +%s) - T0 ))s] $*" | tee -a "$LOG"; }
+T0=$(date +%s)
+: >"$LOG"
+say "host: $(grep -m1 'model name' /proc/cpuinfo); $(nproc) cores; flags: $(grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx512f|avx512_bf16|avx512_vnni|amx_bf16|amx_int8)$' | tr '\n' ' ')"
+SR=/opt/lm-sysroot; mkdir -p $SR && tar xzf "$SRC/.gpu/lm-sysroot.tar.gz" -C $SR
+# oneDNN (and the libgomp / libOpenCL it links) into the sysroot; its headers where the Makefile
+# looks for them (its test for oneDNN), the system's own libraries left alone
+tar xzf "$SRC/tmp/cpu_dnnl.tgz" -C $SR && mkdir -p /usr/include && cp -a $SR/usr/include/oneapi /usr/include/
+L=$SR/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH="$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+mkdir -p build-nc && touch build-nc/.deps-ok
+mk() { make NO_CUDA=1 BUILD=build-nc CC="gcc -isystem $SR/usr/include -isystem $SR/usr/include/x86_64-linux-gnu/openblas-pthread" \
+    LDFLAGS="-pthread -L$L -L$L/openblas-pthread -Wl,-rpath,$L:$L/openblas-pthread" "$@"; }
+mk -j16 all build-nc/bench/bench_encode_ids build-nc/bench/bench_cpu_peak >"$OUT/build.log" 2>&1 || { say "BUILD FAILED"; tail -20 "$OUT/build.log" | tee -a "$LOG"; exit 1; }
+say "built"
+python3 -c "import onnx" 2>/dev/null || pip install --no-index --no-deps "$SRC"/tmp/cpu_whl/*.whl >>"$LOG" 2>&1
+python3 -c "import onnx, onnxruntime, safetensors; print('onnx', onnx.__version__, 'ort', onnxruntime.__version__)" >>"$LOG" 2>&1
+python3 tools/make_random_model.py --out cache/rand-bert-base --layers 12 --hidden 768 --heads 12 --intermediate 3072 \
+    --numpy --vocab-bias=-2.85 --shared "$SRC/tmp/cpu_shared" --quiet || { say "model FAILED"; exit 1; }
+say "model written"
+# shellcheck disable=SC2086
+python3 bench/cpu_peer.py --shared "$SRC/tmp/cpu_shared" --models cache/rand-bert-base ${PEER_ARGS:---reps 1 --queries 20 --docs 4 --precision fp32 bf16} >>"$LOG" 2>&1
+say "done (rc $?)"

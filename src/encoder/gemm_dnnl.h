@@ -1,0 +1,68 @@
+/* bf16 GEMMs for nn.Linear weights through oneDNN (AMX / AVX512-BF16): C = A·Wᵀ + bias with
+ * bf16 inputs and fp32 accumulation and output. The opt-in `--precision bf16` CPU path
+ * (forward_cpu.c). Private to src/encoder/.
+ *
+ * Why oneDNN: its brgemm kernels drive AMX tiles (measured here 840 GFLOP/s for a 128-row
+ * bf16 product on one core against ~80 for fp32 OpenBLAS: bench/results/encoder-cpu-2026-11-25.md),
+ * with weight re-layout, tile configuration and CPU dispatch done for us. */
+#ifndef SPLADE_GEMM_DNNL_H
+#define SPLADE_GEMM_DNNL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Output columns per unit of work: a team splits each GEMM into (row block, panel) units at
+ * fixed offsets, so every element gets the same bits whatever the thread count. */
+enum { SPLADE_DNNL_PANEL = 128, SPLADE_DNNL_ROWS = 128 };
+
+typedef struct splade_dnnl_linear splade_dnnl_linear;
+
+/* SPLADE_OK when oneDNN runs bf16 matmuls natively here (AMX or AVX512-BF16), else
+ * SPLADE_ERR_UNSUPPORTED with a detail naming what the CPU lacks ($ONEDNN_MAX_CPU_ISA caps the
+ * features oneDNN may use: tests mask them with it). */
+int splade_dnnl_bf16_check(void);
+
+/* W [N, K] row-major fp32 (nn.Linear [out, in]) and bias [N] -> weights converted to bf16 and laid
+ * out for oneDNN, in panels of SPLADE_DNNL_PANEL columns. */
+int splade_dnnl_linear_create(const float *W, const float *bias, int32_t N, int32_t K, splade_dnnl_linear **out);
+void splade_dnnl_linear_free(splade_dnnl_linear *l);
+int32_t splade_dnnl_linear_n(const splade_dnnl_linear *l);
+int32_t splade_dnnl_linear_k(const splade_dnnl_linear *l);
+
+enum {
+    SPLADE_DNNL_ACCUM = 1, /* C += A·Wᵀ + b (a residual already in C) */
+    SPLADE_DNNL_GELU = 2,  /* C = gelu(A·Wᵀ + b), exact erf GELU */
+};
+
+/* One unit: rows [r0, r0 + rows) of A (bf16 [M, K], row stride K) against panel p, into C (fp32,
+ * row stride ldc, the panel's columns at C + panel offset) with flags; Cb (optional, bf16, row
+ * stride ldc) gets the same values rounded to bf16, the next GEMM's input. Returns a status
+ * (primitive creation can fail for lack of memory). */
+int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p, float *C,
+                     int32_t ldc, uint16_t *Cb, int flags);
+
+/* The same for A's first `rows` rows (A points at them) into dst (the unit's first element, row
+ * stride ldd), no bf16 copy. */
+int splade_dnnl_unit_to(const splade_dnnl_linear *l, const uint16_t *A, int32_t rows, int32_t p, float *dst,
+                        int32_t ldd, int flags);
+
+/* Panels of l (the last may be narrower than SPLADE_DNNL_PANEL). */
+int32_t splade_dnnl_panels(const splade_dnnl_linear *l);
+
+/* Member tid of nthreads computes its units of C [M, N] (row stride N): rows in blocks of
+ * SPLADE_DNNL_ROWS (one block when M <= 64), columns in panels. */
+int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, float *C, uint16_t *Cb, int flags,
+                      int tid, int nthreads);
+
+/* The fp32 path for many rows (gemm_cpu.c): 1 when oneDNN is built in and $SPLADE_GEMM_CPU is not
+ * "blas". splade_dnnl_f32_tile: *tile (this thread's, dense [rows][P], valid until its next call)
+ * = A [rows, K] (row stride K) · W[0..P)ᵀ + bias[0..P), W the panel's first nn.Linear row (row
+ * stride K), read in place; rows <= SPLADE_DNNL_ROWS, P <= SPLADE_DNNL_PANEL. */
+int splade_dnnl_f32_usable(void);
+int splade_dnnl_f32_tile(const float *A, int32_t rows, int32_t K, const float *W, const float *bias, int32_t P,
+                         float **tile);
+
+/* dst[i] = bf16(src[i]), round to nearest even. */
+void splade_to_bf16(const float *src, uint16_t *dst, size_t n);
+
+#endif
