@@ -184,7 +184,8 @@ def main():
     ap.add_argument("--dtype", choices=["F32", "F16", "BF16"], default="F32")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--numpy", action="store_true", help="fast numpy RNG (benchmark models)")
-    ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
+    ap.add_argument("--shared", default=os.environ.get("SPLADE_SHARED", os.path.join(REPO, "..", "shared")),
+                    help="the folder beside the project (default $SPLADE_SHARED, else ../shared)")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--arch", choices=["bert", "distilbert"], default="bert")
     ap.add_argument("--tie", action="store_true", help="tied decoder (no decoder weight written)")
