@@ -31,7 +31,7 @@
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
 # CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_CLI=1 (the CLI's
 # SciFact build/query/eval on the GPU and the CPU), SKIP_MGPU=1 (issue #17: index bytes of cuda:0 against
-# cuda:0,0 / cuda:all, and bench_multi_gpu's scaling; MGPU_SPECS, MGPU_R), SKIP_LAB=1 (the kernel lab: build/lab programs and the
+# cuda:0,0 / cuda:all, and bench_multi_gpu's scaling; MGPU_SPECS, MGPU_R), SEG_BMP=1 (issue #12: bench/segments_bmp.sh, 1 M documents), SKIP_LAB=1 (the kernel lab: build/lab programs and the
 # tile rows; LAB_LMHEAD_ARGS / LAB_ATTN_ARGS: the programs' options, e.g. "5 7 --B 128 --S 256"), NCU=1
 # (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs: PREBUILT=dir (carried binaries
 # dir/splade-index with dir/libsplade.so.0 and dir/libsplade-cuda.so beside it — the library loads the GPU
@@ -337,6 +337,13 @@ if [ "${SKIP_CLI:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d cache/
               exit !(c > 0 && d32 <= 0.0005 && d16 <= 0.002) }' "$OUT/cli.txt" ||
         { say "  nDCG@10 on the GPU strays from the CPU's (fp32 > 0.0005 or bf16 > 0.002)"; rc=1; }
     cat "$OUT/cli.txt"
+fi
+
+if [ "${SEG_BMP:-0}" = 1 ]; then
+    # Issue #12: BMP over 10 unmerged segments vs one file on this quiet host (bench/segments_bmp.sh)
+    say "segments: BMP over 10 segments vs one file (segments_bmp.txt)"
+    mk "$BUILD/bench/bench_index" >>"$LOG" 2>&1 && BUILD=$BUILD OUT=$OUT sh bench/segments_bmp.sh >>"$LOG" 2>&1 ||
+        { say "  segments_bmp FAILED"; rc=1; }
 fi
 
 if [ "${SKIP_MGPU:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cache/splade-tiny ]; then
