@@ -55,14 +55,15 @@ static int exact(const splade_search_opts *o)
  * held out). Read from the TERMS table and the RANGES directory only (no posting is touched). */
 int splade_choose_bmp(const splade_searcher *s, const splade_qvec *q)
 {
-    if (!exact(&s->opts))
-        return 0;
     double expected = 0, present = 0, expected_u = 0, present_u = 0, docs = 0, sum = 0, peak = 0;
+    for (int g = 0; g < splade_index_n_segments(s->ix); g++)
+        docs += splade_index_segment(s->ix, g)->n_live ? splade_index_segment(s->ix, g)->n_docs : 0;
+    if (!exact(&s->opts) || docs <= WTAAT_MIN_DOCS)
+        return 0; /* small: TAAT (splade_choose_algo), without the cost of the statistics */
     for (int g = 0; g < splade_index_n_segments(s->ix); g++) {
         const splade_segment *seg = splade_index_segment(s->ix, g);
         if (!seg->n_live)
             continue;
-        docs += seg->n_docs;
         double R = (double)(((size_t)seg->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT);
         for (int32_t i = 0; i < q->n; i++) {
             int32_t term = splade_segment_term(seg, q->terms[i]);
@@ -83,7 +84,7 @@ int splade_choose_bmp(const splade_searcher *s, const splade_qvec *q)
         sum += q->impacts[i];
         peak = q->impacts[i] > peak ? q->impacts[i] : peak;
     }
-    return docs > WTAAT_MIN_DOCS && present > 0 && expected >= BMP_MIN_GAIN * present && peak >= BMP_MIN_PEAK * sum &&
+    return present > 0 && expected >= BMP_MIN_GAIN * present && peak >= BMP_MIN_PEAK * sum &&
            expected_u < BMP_MAX_DUP_GAIN * present_u;
 }
 
