@@ -407,7 +407,7 @@ static void token_query(splade_index *ix, const int *toks, const float *w, int m
 
 /* The default's BMP branch (choose.c): taken for queries whose heavy terms gather in few doc-id
  * ranges (6 heavy tokens of a topic, the documents in topic runs, and 20 light noise tokens spread
- * over all documents: clustering gain ~3 weighted, ~1.25 unweighted), not for flat queries (5
+ * over all documents: clustering gain ~3 weighted, ~1.25 unweighted, by estimate), not for flat queries (5
  * topic and 20 noise tokens of one weight: the largest impact is 4% of their sum) nor for an
  * approximate search; the
  * results equal the brute force's whichever method it takes, over 1-3 segments with deletions. */

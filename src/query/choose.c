@@ -50,7 +50,7 @@ static int exact(const splade_search_opts *o)
  *    themselves come in clusters (the realistic collection with each document 4 times: median
  *    1.49, weighted 1.56, and BMP 2.1x slower than wtaat there), not the query's heavy terms.
  * Replaying the per-query thread CPU times of the four methods through the rule (3 rounds) on 7
- * collections: median within +9.4% of the best method on each, p99 within +1.8% (the guard against
+ * collections: median within +9.2% of the best method on each, p99 within +1.8% (the guard against
  * duplicates was added after the 390 k duplicated collection failed the first rule: fitted, not
  * held out). Read from the TERMS table and the RANGES directory only (no posting is touched). */
 int splade_choose_bmp(const splade_searcher *s, const splade_qvec *q)
