@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "query/search_internal.h" /* splade_choose_bmp: which method auto took */
 #include "splade.h"
 #include "splade/build.h"
 #include "splade/index.h"
@@ -287,12 +288,12 @@ static void test_segments_match_brute_force(void **state)
 /* A document of topic `topic` (30 to 39): up to 8 of its 10 tokens (weights × strength), then up to
  * 12 noise tokens of any topic with low weights, so that every range has a small bound and a topic's
  * strong ranges large ones. */
-static void topical_doc(vdoc *v, int coarse, int topic, float strength)
+static void topical_doc(vdoc *v, int coarse, int topic, float strength, int noise_span)
 {
     v->n = 0;
     v->deleted = 0;
     for (int i = 0; i < 20; i++) {
-        int32_t t = i < 8 ? (int32_t)(topic * 10 + (int)(rnd() % 10)) : 100 + (int32_t)(rnd() % 300);
+        int32_t t = i < 8 ? (int32_t)(topic * 10 + (int)(rnd() % 10)) : 100 + (int32_t)(rnd() % (uint32_t)noise_span);
         float low = i < 8 ? strength : 0.2f;
         int seen = 0;
         for (int j = 0; j < v->n; j++)
@@ -301,6 +302,25 @@ static void topical_doc(vdoc *v, int coarse, int topic, float strength)
             v->tok[v->n] = t;
             v->w[v->n++] = low * (coarse ? (float)(1 + rnd() % 4) * 0.5f : 2.5f * (float)(1 + rnd() % 10000) / 10000.0f);
         }
+    }
+}
+
+/* The search's top 10 by algo equals the brute force's (want, nw): scores and document ids. */
+static void check_top10(splade_searcher *s, splade_index *ix, const splade_qvec *q, splade_algo algo,
+                        const ranked *want, int nw, uint64_t seed, int qi)
+{
+    splade_hit got[10];
+    int ng = -1;
+    assert_int_equal(splade_search(s, q, 10, algo, got, &ng), 0);
+    assert_int_equal(ng, nw);
+    for (int i = 0; i < nw; i++) {
+        size_t len;
+        const char *id = splade_index_doc_id(ix, got[i].doc, &len);
+        char want_id[24];
+        doc_id(want[i].pos, want_id, sizeof want_id);
+        if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
+            fail_msg("seed %llu query %d algo %d rank %d: %.*s (%u), brute force %s (%u)", (unsigned long long)seed, qi,
+                     (int)algo, i, (int)len, id, got[i].score, want_id, want[i].score);
     }
 }
 
@@ -319,7 +339,7 @@ static void test_bmp_ranges_across_segments(void **state)
         vdoc *docs = calloc((size_t)n, sizeof *docs);
         for (int i = 0; i < n; i++)
             topical_doc(&docs[i], coarse, 30 + (int)((uint64_t)i * 10 / (uint64_t)n), /* in runs */
-                        0.3f + 0.7f * (float)((uint64_t)i / 128 * 7 % 10) / 9.0f); /* graded bounds */
+                        0.3f + 0.7f * (float)((uint64_t)i / 128 * 7 % 10) / 9.0f, 300); /* graded bounds */
         keep_order = 1;
         char *dir = segmented(docs, n, segments, 0.01f);
         keep_order = 0;
@@ -330,7 +350,7 @@ static void test_bmp_ranges_across_segments(void **state)
         assert_int_equal(splade_index_open(dir, &ix), 0);
         assert_int_equal(splade_searcher_create(ix, &s), 0);
         float max = splade_scale_max(splade_index_get_info(ix)->doc_scale);
-        uint64_t scored[2] = {0, 0};
+        uint64_t scored[3] = {0, 0, 0};
         for (int qi = 0; qi < 20; qi++) {
             int32_t terms[6];
             float w[6];
@@ -349,25 +369,12 @@ static void test_bmp_ranges_across_segments(void **state)
                     if (q.terms[j] == terms[i])
                         qimp[topic * 10 + i] = q.impacts[j];
             ranked want[10];
-            splade_hit got[10];
             int nw = brute_force(docs, n, qimp, max, 10, want);
-            for (int a = 0; a < 2; a++) {
-                splade_algo algo = a ? SPLADE_ALGO_BMP : SPLADE_ALGO_TAAT;
+            for (int a = 0; a < 3; a++) {
+                splade_algo algo = a == 2 ? SPLADE_ALGO_AUTO : a ? SPLADE_ALGO_BMP : SPLADE_ALGO_TAAT;
                 uint64_t before = splade_searcher_stats(s)->postings_scored;
-                int ng = -1;
-                assert_int_equal(splade_search(s, &q, 10, algo, got, &ng), 0);
+                check_top10(s, ix, &q, algo, want, nw, seed, qi);
                 scored[a] += splade_searcher_stats(s)->postings_scored - before;
-                assert_int_equal(ng, nw);
-                for (int i = 0; i < nw; i++) {
-                    size_t len;
-                    const char *id = splade_index_doc_id(ix, got[i].doc, &len);
-                    char want_id[24];
-                    doc_id(want[i].pos, want_id, sizeof want_id);
-                    if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
-                        fail_msg("seed %llu query %d algo %d rank %d: %.*s (%u), brute force %s (%u)",
-                                 (unsigned long long)seed, qi, (int)algo, i, (int)len, id, got[i].score, want_id,
-                                 want[i].score);
-                }
             }
             splade_qvec_free(&q);
         }
@@ -381,11 +388,85 @@ static void test_bmp_ranges_across_segments(void **state)
     }
 }
 
+/* Query q of the m tokens toks (weights w) on ix, its impacts per token into qimp. */
+static void token_query(splade_index *ix, const int *toks, const float *w, int m, splade_qvec *q, uint8_t *qimp)
+{
+    int32_t terms[32];
+    for (int i = 0; i < m && i < 32; i++) {
+        char tok[16];
+        snprintf(tok, sizeof tok, "w%d", toks[i]);
+        terms[i] = splade_index_term_lookup(ix, tok, strlen(tok));
+    }
+    assert_int_equal(splade_qvec_build(terms, w, m, splade_index_get_info(ix)->n_terms, q), 0);
+    memset(qimp, 0, VOCAB + 10);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; terms[i] >= 0 && j < q->n; j++)
+            if (q->terms[j] == terms[i])
+                qimp[toks[i]] = q->impacts[j];
+}
+
+/* The default's BMP branch (choose.c): taken for queries whose heavy terms gather in few doc-id
+ * ranges (6 heavy tokens of a topic, the documents in topic runs, and 20 light noise tokens spread
+ * over all documents: clustering gain ~3 weighted, ~1.25 unweighted, by estimate), not for flat queries (5
+ * topic and 20 noise tokens of one weight: the largest impact is 4% of their sum) nor for an
+ * approximate search; the
+ * results equal the brute force's whichever method it takes, over 1-3 segments with deletions. */
+static void test_auto_bmp_choice(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 201; seed <= 204; seed++) {
+        rng = seed * 0x9E3779B97F4A7C15ull + 7;
+        int n = 12000 + (int)(rnd() % 8000), segments = 1 + (int)(rnd() % 3);
+        vdoc *docs = calloc((size_t)n, sizeof *docs);
+        for (int i = 0; i < n; i++)
+            topical_doc(&docs[i], 0, 30 + (int)((uint64_t)i * 10 / (uint64_t)n), 1.0f, 200);
+        keep_order = 1;
+        char *dir = segmented(docs, n, segments, 0.01f);
+        keep_order = 0;
+        if (seed % 2)
+            delete_some(dir, docs, n);
+        splade_index *ix;
+        splade_searcher *s;
+        assert_int_equal(splade_index_open(dir, &ix), 0);
+        assert_int_equal(splade_searcher_create(ix, &s), 0);
+        float max = splade_scale_max(splade_index_get_info(ix)->doc_scale);
+        int to_bmp[2] = {0, 0};
+        for (int qi = 0; qi < 16; qi++) {
+            int flat = qi % 2, topical = flat ? 5 : 6, m = topical + 20, toks[26], topic = 30 + (int)(rnd() % 10);
+            float w[26];
+            for (int i = 0; i < m; i++) { /* the topic's tokens, then 20 noise tokens */
+                toks[i] = i < topical ? topic * 10 + i : 100 + (i - topical) * 10 + (int)(rnd() % 10);
+                w[i] = flat ? 1.0f : i < topical ? 2.0f + (float)(rnd() % 1000) / 1000.0f : 0.3f;
+            }
+            splade_qvec q;
+            uint8_t qimp[VOCAB + 10];
+            token_query(ix, toks, w, m, &q, qimp);
+            to_bmp[flat] += splade_choose_bmp(s, &q);
+            ranked want[10];
+            int nw = brute_force(docs, n, qimp, max, 10, want);
+            check_top10(s, ix, &q, SPLADE_ALGO_AUTO, want, nw, seed, qi);
+            splade_search_opts approx = {3, 0}; /* approximate: windowed TAAT, never BMP */
+            assert_int_equal(splade_searcher_set_opts(s, &approx), 0);
+            assert_int_equal(splade_choose_bmp(s, &q), 0);
+            assert_int_equal(splade_searcher_set_opts(s, NULL), 0);
+            splade_qvec_free(&q);
+        }
+        if (to_bmp[0] != 8 || to_bmp[1] != 0)
+            fail_msg("seed %llu: auto took BMP for %d of 8 topical queries and %d of 8 flat ones", (unsigned long long)seed,
+                     to_bmp[0], to_bmp[1]);
+        splade_searcher_free(s);
+        splade_index_close(ix);
+        remove_dir(dir);
+        free(docs);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_match_brute_force),
         cmocka_unit_test(test_bmp_ranges_across_segments),
+        cmocka_unit_test(test_auto_bmp_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

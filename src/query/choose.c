@@ -1,4 +1,5 @@
-/* SPLADE_ALGO_AUTO: the method for one query on one segment, from the query's postings per document
+/* SPLADE_ALGO_AUTO: first, per query, BMP over all segments where its ranges prune (splade_choose_bmp,
+ * below); otherwise the method for one query on one segment, from the query's postings per document
  * of the segment (rho = the sum of its lists' lengths / documents), measured per collection in
  * bench/results/query-2026-11-25.md:
  *  - rho >= RHO_DENSE: the query touches each document many times (real SPLADE vectors: ~50 query
@@ -18,16 +19,78 @@
  * 4 times (390 k documents; duplicates raise the k-th score, so this flatters pruning): wtaat 1.44 ms
  * of CPU per query, TAAT 2.93, BMP 2.56. No real collection between 97 k and 390 k was measured.
  * An approximate search (splade_search_opts) always goes to windowed TAAT, the method that has one. */
+#include <math.h>
+
+#include "index/format.h"
 #include "query/search_internal.h"
 
 #define RHO_DENSE 8.0
 #define TAAT_MAX_DOCS (1u << 17) /* 512 KB of accumulators */
 #define WTAAT_MIN_DOCS (2u << 12) /* two windows: both scored first, nothing left to prune (wtaat.c) */
+#define BMP_MIN_GAIN 1.19         /* the query's clustering gain from which BMP is taken (below) */
+#define BMP_MIN_PEAK 0.06         /* ... if its largest impact is at least this share of their sum */
+#define BMP_MAX_DUP_GAIN 1.3      /* ... and its terms' unweighted gain is below this (duplicates) */
+
+static int exact(const splade_search_opts *o)
+{
+    return !(o->query_cut > 0 || (o->bound_factor > 0 && o->bound_factor < 1));
+}
+
+/* BMP for the whole query (it takes all segments at once, so this is decided before them), from
+ * two statistics that separate the queries it answers fastest (after the clustering of
+ * src/index/reorder.c made its ranges tighter, bench/results/query-2026-11-25.md, "After the BMP
+ * changes"):
+ *  - the clustering gain: how much fewer doc-id ranges the query's terms occur in than if their
+ *    postings were spread at random (expected R (1 - e^(-df / R)) of R ranges), weighted by query
+ *    impact. BMP prunes by range bounds; they separate only where the heavy terms' postings gather
+ *    in few ranges. Topical (synthetic) queries: median 1.24, realistic SPLADE ones 1.13;
+ *  - the largest query impact's share of their sum: flat queries (many terms of similar weight,
+ *    share < 6%) reach the k-th score by many small contributions, no range stands out;
+ *  - the same gain unweighted, every term alike: 1.3 or more means the collection's documents
+ *    themselves come in clusters (the realistic collection with each document 4 times: median
+ *    1.49, weighted 1.56, and BMP 2.1x slower than wtaat there), not the query's heavy terms.
+ * Replaying the per-query thread CPU times of the four methods through the rule (3 rounds) on 7
+ * collections: median within +9.2% of the best method on each, p99 within +1.8% (the guard against
+ * duplicates was added after the 390 k duplicated collection failed the first rule: fitted, not
+ * held out). Read from the TERMS table and the RANGES directory only (no posting is touched). */
+int splade_choose_bmp(const splade_searcher *s, const splade_qvec *q)
+{
+    double expected = 0, present = 0, expected_u = 0, present_u = 0, docs = 0, sum = 0, peak = 0;
+    for (int g = 0; g < splade_index_n_segments(s->ix); g++)
+        docs += splade_index_segment(s->ix, g)->n_live ? splade_index_segment(s->ix, g)->n_docs : 0;
+    if (!exact(&s->opts) || docs <= WTAAT_MIN_DOCS)
+        return 0; /* small: TAAT (splade_choose_algo), without the cost of the statistics */
+    for (int g = 0; g < splade_index_n_segments(s->ix); g++) {
+        const splade_segment *seg = splade_index_segment(s->ix, g);
+        if (!seg->n_live)
+            continue;
+        double R = (double)(((size_t)seg->n_docs + (1u << SPLADE_RANGE_SHIFT) - 1) >> SPLADE_RANGE_SHIFT);
+        for (int32_t i = 0; i < q->n; i++) {
+            int32_t term = splade_segment_term(seg, q->terms[i]);
+            splade_term_postings tp;
+            splade_term_ranges tr;
+            splade_index_postings(seg->ix, term, &tp);
+            splade_index_ranges(seg->ix, term, &tr);
+            if (!tp.n_postings || !tr.n)
+                continue;
+            double e = R * -expm1(-(double)tp.n_postings / R);
+            expected += q->impacts[i] * e;
+            present += (double)q->impacts[i] * tr.n;
+            expected_u += q->impacts[i] ? e : 0;
+            present_u += q->impacts[i] ? tr.n : 0;
+        }
+    }
+    for (int32_t i = 0; i < q->n; i++) {
+        sum += q->impacts[i];
+        peak = q->impacts[i] > peak ? q->impacts[i] : peak;
+    }
+    return present > 0 && expected >= BMP_MIN_GAIN * present && peak >= BMP_MIN_PEAK * sum &&
+           expected_u < BMP_MAX_DUP_GAIN * present_u;
+}
 
 splade_algo splade_choose_algo(const splade_searcher *s, int n)
 {
-    const splade_search_opts *o = &s->opts;
-    if (o->query_cut > 0 || (o->bound_factor > 0 && o->bound_factor < 1))
+    if (!exact(&s->opts))
         return SPLADE_ALGO_WTAAT;
     uint64_t postings = 0;
     for (int i = 0; i < n; i++)

@@ -232,6 +232,8 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
     *n_hits = 0;
     if (k < 0 || !q || (unsigned)algo > SPLADE_ALGO_AUTO)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_search: bad arguments (k=%d)", k);
+    if (algo == SPLADE_ALGO_AUTO && splade_choose_bmp(s, q))
+        algo = SPLADE_ALGO_BMP;
     int rc = reserve(s, q->n, k, algo);
     if (rc < 0 || k == 0)
         return rc;

@@ -83,5 +83,7 @@ void splade_wmaxscore(splade_searcher *s, int n, topk *t);
 void splade_bmp(splade_searcher *s, bmp_part *parts, int m, topk *t);
 /* SPLADE_ALGO_AUTO's choice for the current segment and the query's n cursors (choose.c). */
 splade_algo splade_choose_algo(const splade_searcher *s, int n);
+/* SPLADE_ALGO_AUTO: 1 when the whole query goes to BMP (choose.c). */
+int splade_choose_bmp(const splade_searcher *s, const splade_qvec *q);
 
 #endif
