@@ -69,18 +69,25 @@ int splade_read_regular(const char *path, size_t max_bytes, char **data, size_t 
     return SPLADE_OK;
 }
 
-int splade_json_load_object(const char *path, json_t **out)
+int splade_json_load(const char *path, size_t max_bytes, json_t **out)
 {
     char *text;
     size_t n;
-    int rc = splade_read_regular(path, SPLADE_MAX_JSON_BYTES, &text, &n);
+    int rc = splade_read_regular(path, max_bytes, &text, &n);
     if (rc)
         return rc;
     json_error_t err;
-    json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
+    *out = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
     free(text);
-    if (!root)
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%d: malformed JSON: %s", path, err.line, err.text);
+    return *out ? SPLADE_OK : splade_fail(SPLADE_ERR_FORMAT, "%s:%d: malformed JSON: %s", path, err.line, err.text);
+}
+
+int splade_json_load_object(const char *path, json_t **out)
+{
+    json_t *root;
+    int rc = splade_json_load(path, SPLADE_MAX_JSON_BYTES, &root);
+    if (rc)
+        return rc;
     if (!json_is_object(root)) {
         json_decref(root);
         return splade_fail(SPLADE_ERR_FORMAT, "%s: not a JSON object", path);

@@ -21,6 +21,10 @@ int splade_open_regular(const char *path, size_t max_bytes, int *fd, size_t *siz
 /* Reads a whole regular file of at most max_bytes into *data (NUL-terminated, free()). */
 int splade_read_regular(const char *path, size_t max_bytes, char **data, size_t *size);
 
+/* Reads a JSON file of any shape (a regular file of at most max_bytes); duplicate keys are refused
+ * (jansson would silently keep the last). *out: json_decref. SPLADE_ERR_FORMAT names FILE:LINE. */
+int splade_json_load(const char *path, size_t max_bytes, json_t **out);
+
 /* Reads a small JSON object file (config.json, tokenizer_config.json): a regular file of at
  * most SPLADE_MAX_JSON_BYTES; duplicate keys are refused (jansson would silently keep the
  * last). *out: json_decref. SPLADE_ERR_FORMAT names FILE:LINE for malformed JSON. */

@@ -25,20 +25,6 @@ static int ends_with(const char *s, const char *tail)
     return a >= b && !strcmp(s + a - b, tail);
 }
 
-/* modules.json is an array; splade_json_load_object wants an object, so it is read here. */
-static int load_json_any(const char *path, json_t **out)
-{
-    char *text;
-    size_t n;
-    int rc = splade_read_regular(path, SPLADE_MAX_JSON_BYTES, &text, &n);
-    if (rc)
-        return rc;
-    json_error_t err;
-    *out = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
-    free(text);
-    return *out ? SPLADE_OK : splade_fail(SPLADE_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
-}
-
 static int read_pooling(splade_model_layout *L, const char *dir)
 {
     json_t *root;
@@ -127,7 +113,7 @@ static int read_router(splade_model_layout *L, const char *dir, int *have_mlm)
 static int read_modules(splade_model_layout *L, const char *dir, const char *path)
 {
     json_t *root;
-    int rc = load_json_any(path, &root), have_mlm = 0;
+    int rc = splade_json_load(path, SPLADE_MAX_JSON_BYTES, &root), have_mlm = 0; /* an array */
     if (rc)
         return rc;
     if (!json_is_array(root))

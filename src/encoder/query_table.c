@@ -34,18 +34,13 @@ static int idf_entry(splade_model *m, const char *path, const char *tok, json_t 
 
 static int load_idf_json(splade_model *m, const char *path)
 {
-    char *text;
-    size_t n;
-    int rc = splade_read_regular(path, SPLADE_MAX_VOCAB_BYTES, &text, &n);
+    json_t *root;
+    int rc = splade_json_load(path, SPLADE_MAX_VOCAB_BYTES, &root);
     if (rc)
         return rc;
-    json_error_t err;
-    json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
-    free(text);
-    if (!root || !json_is_object(root)) {
+    if (!json_is_object(root)) {
         json_decref(root);
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%d: %s", path, root ? 1 : err.line,
-                           root ? "not a JSON object of token weights" : err.text);
+        return splade_fail(SPLADE_ERR_FORMAT, "%s:1: not a JSON object of token weights", path);
     }
     const char *tok;
     json_t *v;
