@@ -338,7 +338,7 @@ class Index:
 
     def add(self, corpus=None, vectors=None, ids=None, model=None, threads=None, progress=None, *, titles=None,
             texts=None, vocab=None, update=False, merge=True, max_segments=None, memory=None, device="auto",
-            precision="bf16", max_length=None, batch_size=None):
+            precision=None, max_length=None, batch_size=None):
         """Appends documents as a new segment (`splade-index add`) and reopens the index; returns the
         add's statistics (a dict of splade_add_stats: n_added, n_replaced, generation, n_merged...).
 

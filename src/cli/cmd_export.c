@@ -3,6 +3,7 @@
  * a vectors JSONL file or an index's stored vectors. Engine shapes: src/cli/export_format.c. */
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,9 @@ static int open_output(const export_opts *o, FILE **pipe)
     free(q);
     if (len < 0)
         return splade_fail(SPLADE_ERR_NOMEM, "--output");
+    /* a writer that dies (no python3, no pyarrow) must be an error message, not a silent SIGPIPE
+     * death at the next write: writes then fail with EPIPE and pclose reports the exit status */
+    signal(SIGPIPE, SIG_IGN);
     *pipe = popen(cmd, "w");
     free(cmd);
     if (!*pipe)

@@ -126,7 +126,7 @@ class EncodeBatch:
     joined as the CLI joins it) -> rows {"id", "vector"} where vector is the `encode` JSON line.
     One Encoder per actor; encoder options as splade_index.Encoder takes them."""
 
-    def __init__(self, model=None, device="cpu", threads=None, precision="bf16", max_length=256, batch_size=None,
+    def __init__(self, model=None, device="cpu", threads=None, precision=None, max_length=256, batch_size=None,
                  id_column="_id", text_column="text", title_column="title"):
         from splade_index import Encoder
         self.enc = Encoder(model, device=device, precision=precision, threads=threads, max_length=max_length,
