@@ -13,6 +13,7 @@
 #include "cli/export_format.h"
 #include "cli/commands.h"
 #include "cli/corpus_prefetch.h"
+#include "cli/encoder_opts.h"
 #include "cli/vector_writer.h"
 #include "common/fail.h"
 #include "splade.h"
@@ -43,8 +44,8 @@ static const char usage_text[] =
 enum { CHUNK = SPLADE_ENCODE_CHUNK };
 
 typedef struct {
-    const char *model, *input, *device, *precision;
-    splade_encoder_opts eo;
+    cli_encoder_opts enc; /* --model, --device, --precision and the encoder's numbers */
+    const char *input;
     char **texts;
     int n_texts;
     int queries;
@@ -55,11 +56,7 @@ typedef struct {
 static int parse(int argc, char **argv, encode_opts *o)
 {
     static const struct option longs[] = {
-        {"model", required_argument, 0, 'm'}, {"device", required_argument, 0, 'd'},
-        {"threads", required_argument, 0, 't'}, {"max-length", required_argument, 0, 'L'},
-        {"batch", required_argument, 0, 'b'}, {"top-k", required_argument, 0, 'k'},
-        {"threshold", required_argument, 0, 'T'}, {"quiet", no_argument, 0, 'q'},
-        {"input", required_argument, 0, 'i'}, {"precision", required_argument, 0, 'P'},
+        CLI_ENCODER_LONGOPTS, {"input", required_argument, 0, 'i'},
         {"queries", no_argument, 0, 'Q'}, {"format", required_argument, 0, 'f'},
         {"target", required_argument, 0, 'n'}, {"field", required_argument, 0, 'F'},
         {"size", required_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -67,17 +64,13 @@ static int parse(int argc, char **argv, encode_opts *o)
     o->query = (export_target){.target = "splade", .field = "splade", .k = 10};
     optind = 1;
     for (int c, bad = 0; (c = getopt_long(argc, argv, "m:i:qh", longs, NULL)) != -1;) {
+        const int shared = cli_encoder_opt("encode", c, optarg, &o->enc); /* 0 taken, 2 bad, -1 not shared */
+        if (shared > 0)
+            return shared;
+        if (shared == 0)
+            continue;
         switch (c) {
-        case 'm': o->model = optarg; break;
-        case 'd': o->device = optarg; break;
-        case 't': bad = splade_cli_int("encode", "--threads", optarg, 1, SPLADE_CLI_MAX_THREADS, &o->eo.threads); break;
-        case 'L': bad = splade_cli_int("encode", "--max-length", optarg, 2, SPLADE_CLI_MAX_LENGTH, &o->eo.max_length); break;
-        case 'b': bad = splade_cli_int("encode", "--batch", optarg, 1, SPLADE_CLI_MAX_BATCH, &o->eo.batch_size); break;
-        case 'k': bad = splade_cli_int("encode", "--top-k", optarg, 1, INT32_MAX, &o->eo.top_k); break;
-        case 'T': bad = splade_cli_float("encode", "--threshold", optarg, 0, INFINITY, &o->eo.threshold); break;
-        case 'q': o->eo.quiet = 1; break;
         case 'i': o->input = optarg; break;
-        case 'P': o->precision = optarg; break;
         case 'Q': o->queries = 1; break;
         case 'f': o->format = optarg; break;
         case 'n': o->query.target = optarg; break;
@@ -91,15 +84,8 @@ static int parse(int argc, char **argv, encode_opts *o)
     }
     o->texts = argv + optind;
     o->n_texts = argc - optind;
-    if (splade_parse_devices(o->device, &o->eo)) {
-        fprintf(stderr, "splade-index encode: %s\n", splade_error_detail());
+    if (cli_encoder_opts_finish("encode", &o->enc))
         return 2;
-    }
-    if (splade_parse_precision(o->precision, &o->eo.precision) ||
-        (o->precision && splade_parse_cpu_precision(o->precision, &o->eo.cpu_precision))) {
-        fprintf(stderr, "splade-index encode: %s\n", splade_error_detail());
-        return 2;
-    }
     if (!o->queries != !o->format) {
         fprintf(stderr, "splade-index encode: --queries and --format go together\n%s", usage_text);
         return 2;
@@ -225,7 +211,7 @@ static int fail(int rc)
 static int run(const encode_opts *o, splade_model *m)
 {
     splade_encoder *e;
-    splade_encoder_opts eo = o->eo;
+    splade_encoder_opts eo = o->enc.eo;
     eo.max_batch_tokens = splade_cli_max_batch_tokens();
     query_body = o->format ? &o->query : NULL;
     query_model = m;
@@ -234,7 +220,7 @@ static int run(const encode_opts *o, splade_model *m)
         return fail(rc);
     long total = 0, truncated = 0;
     vector_writer *w = NULL;
-    rc = vector_writer_open(stdout, splade_model_tokenizer(m), o->eo.threads, &w);
+    rc = vector_writer_open(stdout, splade_model_tokenizer(m), o->enc.eo.threads, &w);
     if (rc == 0 && o->input) {
         rc = encode_file(e, w, o->input, &total, &truncated);
     } else if (rc == 0) {
@@ -249,7 +235,7 @@ static int run(const encode_opts *o, splade_model *m)
     }
     int wrc = vector_writer_close(w); /* everything handed over is written, even after a later error */
     rc = rc ? rc : wrc;
-    if (!rc && !o->eo.quiet && truncated)
+    if (!rc && !o->enc.eo.quiet && truncated)
         fprintf(stderr, "splade-index encode: %ld of %ld texts truncated at %d tokens\n", truncated, total,
                 (int)splade_encoder_max_length(e));
     splade_encoder_free(e);
@@ -265,8 +251,8 @@ int cmd_encode(int argc, char **argv)
     char dir[4096];
     splade_model *m;
     /* the GPU code loads and the CUDA context starts while the model loads */
-    splade_gpu_warmup *wu = splade_encoder_warm_start(&o.eo);
-    int rc = splade_model_resolve(o.model, splade_cli_model_paths(), dir, sizeof dir);
+    splade_gpu_warmup *wu = splade_encoder_warm_start(&o.enc.eo);
+    int rc = splade_model_resolve(o.enc.model, splade_cli_model_paths(), dir, sizeof dir);
     if (!rc)
         rc = splade_model_load(dir, &m);
     splade_encoder_warm_finish(wu);

@@ -11,6 +11,7 @@
 
 #include "cli/cli_env.h"
 #include "cli/cli_util.h"
+#include "cli/encoder_opts.h"
 #include "cli/commands.h"
 #include "cli/export_format.h"
 #include "common/fail.h"
@@ -42,8 +43,8 @@ static const char usage_text[] =
     "--field (default splade) the vector field. --print-mapping prints the index/collection template.\n";
 
 typedef struct {
-    const char *model, *input, *vectors, *index, *device, *precision, *format, *output;
-    splade_encoder_opts eo;
+    cli_encoder_opts enc; /* --model, --device, --precision and the encoder's numbers */
+    const char *input, *vectors, *index, *format, *output;
     export_target t;
     int print_mapping, parquet;
 } export_opts;
@@ -74,11 +75,7 @@ static int check_sources(export_opts *o)
 static int parse(int argc, char **argv, export_opts *o)
 {
     static const struct option longs[] = {
-        {"model", required_argument, 0, 'm'}, {"device", required_argument, 0, 'd'},
-        {"threads", required_argument, 0, 't'}, {"max-length", required_argument, 0, 'L'},
-        {"batch", required_argument, 0, 'b'}, {"top-k", required_argument, 0, 'k'},
-        {"threshold", required_argument, 0, 'T'}, {"quiet", no_argument, 0, 'q'},
-        {"input", required_argument, 0, 'i'}, {"precision", required_argument, 0, 'P'},
+        CLI_ENCODER_LONGOPTS, {"input", required_argument, 0, 'i'},
         {"vectors", required_argument, 0, 'v'}, {"index", required_argument, 0, 'x'},
         {"format", required_argument, 0, 'f'}, {"target", required_argument, 0, 'n'},
         {"field", required_argument, 0, 'F'}, {"bulk-size", required_argument, 0, 'B'},
@@ -88,20 +85,16 @@ static int parse(int argc, char **argv, export_opts *o)
     o->t = (export_target){.target = "splade", .field = "splade", .batch = 256, .k = 10};
     optind = 1;
     for (int c, bad = 0; (c = getopt_long(argc, argv, "m:i:o:qh", longs, NULL)) != -1;) {
+        const int shared = cli_encoder_opt("export", c, optarg, &o->enc); /* 0 taken, 2 bad, -1 not shared */
+        if (shared > 0)
+            return shared;
+        if (shared == 0)
+            continue;
         switch (c) {
-        case 'm': o->model = optarg; break;
-        case 'd': o->device = optarg; break;
-        case 't': bad = splade_cli_int("export", "--threads", optarg, 1, SPLADE_CLI_MAX_THREADS, &o->eo.threads); break;
-        case 'L': bad = splade_cli_int("export", "--max-length", optarg, 2, SPLADE_CLI_MAX_LENGTH, &o->eo.max_length); break;
-        case 'b': bad = splade_cli_int("export", "--batch", optarg, 1, SPLADE_CLI_MAX_BATCH, &o->eo.batch_size); break;
-        case 'k': bad = splade_cli_int("export", "--top-k", optarg, 1, INT32_MAX, &o->eo.top_k); break;
-        case 'T': bad = splade_cli_float("export", "--threshold", optarg, 0, INFINITY, &o->eo.threshold); break;
         case 'B': bad = splade_cli_int("export", "--bulk-size", optarg, 1, 1000000, &o->t.batch); break;
-        case 'q': o->eo.quiet = 1; break;
         case 'i': o->input = optarg; break;
         case 'v': o->vectors = optarg; break;
         case 'x': o->index = optarg; break;
-        case 'P': o->precision = optarg; break;
         case 'f': o->format = optarg; break;
         case 'n': o->t.target = optarg; break;
         case 'F': o->t.field = optarg; break;
@@ -125,11 +118,8 @@ static int parse(int argc, char **argv, export_opts *o)
     }
     if (!*o->t.target || !*o->t.field || strpbrk(o->t.target, "\"\\\n\t") || strpbrk(o->t.field, "\"\\\n\t"))
         return usage_error("--target and --field must be non-empty names without quotes, backslashes or tabs");
-    if (splade_parse_devices(o->device, &o->eo) || splade_parse_precision(o->precision, &o->eo.precision) ||
-        (o->precision && splade_parse_cpu_precision(o->precision, &o->eo.cpu_precision))) {
-        fprintf(stderr, "splade-index export: %s\n", splade_error_detail());
+    if (cli_encoder_opts_finish("export", &o->enc))
         return 2;
-    }
     return check_sources(o);
 }
 
@@ -437,7 +427,7 @@ static int fail(int rc)
 static int load_model(const export_opts *o, splade_model **m)
 {
     char dir[4096];
-    int rc = splade_model_resolve(o->model, splade_cli_model_paths(), dir, sizeof dir);
+    int rc = splade_model_resolve(o->enc.model, splade_cli_model_paths(), dir, sizeof dir);
     return rc ? rc : splade_model_load(dir, m);
 }
 
@@ -445,7 +435,7 @@ static int load_model(const export_opts *o, splade_model **m)
 static int load_vocab(const export_opts *o, splade_tokenizer **t)
 {
     char dir[4096], path[4200];
-    int rc = splade_model_resolve(o->model, splade_cli_model_paths(), dir, sizeof dir);
+    int rc = splade_model_resolve(o->enc.model, splade_cli_model_paths(), dir, sizeof dir);
     if (rc)
         return rc;
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
@@ -460,7 +450,7 @@ static int run_source(const export_opts *o, sink *s)
         int rc = load_model(o, &m);
         if (rc)
             return rc;
-        splade_encoder_opts eo = o->eo;
+        splade_encoder_opts eo = o->enc.eo;
         eo.max_batch_tokens = splade_cli_max_batch_tokens();
         rc = splade_encoder_create(m, &eo, &e);
         if (!rc)
@@ -505,7 +495,7 @@ int cmd_export(int argc, char **argv)
         export_finish(out, &o.t);
     sink_free(&s);
     rc = close_output(pipe, rc, o.output);
-    if (!rc && !o.eo.quiet)
+    if (!rc && !o.enc.eo.quiet)
         fprintf(stderr, "splade-index export: %ld documents as %s\n", s.n_docs, o.format);
     return rc ? fail(rc) : 0;
 }
