@@ -65,8 +65,11 @@ static inline int gv_load(const char *path, gv_file *gf)
     size_t lcap = 0;
     for (int first = 1; getline(&line, &lcap, f) > 0; first = 0) {
         json_t *r = json_loads(line, 0, NULL);
-        if (!r)
+        if (!r) {
+            free(line);
+            fclose(f);
             return -1;
+        }
         if (first) {
             json_t *meta = json_object_get(r, "meta");
             snprintf(gf->sha, sizeof gf->sha, "%s", json_string_value(json_object_get(meta, "safetensors_sha256")));

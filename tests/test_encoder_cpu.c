@@ -19,109 +19,23 @@
 #include "splade/encoder.h"
 #include "encoder/gpu_encoder.h"
 #include "splade/model.h"
+#include "golden_vectors.h"
 #include "gpu_random_model.h"
 
 #define TOL 1e-4
 
-typedef struct {
-    char *id, *text;
-    int32_t *ids, n_ids;
-    int truncated;
-    int32_t *terms, n;
-    float *w;
-} golden;
-
-typedef struct {
-    char sha[65];
-    int max_length;
-    golden *g;
-    int n;
-} golden_file;
-
-static void parse_row(json_t *r, golden *g)
-{
-    json_t *ids = json_object_get(r, "ids"), *vec = json_object_get(r, "vec");
-    g->id = strdup(json_string_value(json_object_get(r, "id")));
-    g->text = strdup(json_string_value(json_object_get(r, "text")));
-    g->truncated = json_is_true(json_object_get(r, "truncated"));
-    g->n_ids = (int32_t)json_array_size(ids);
-    g->ids = malloc((size_t)g->n_ids * sizeof *g->ids);
-    for (int32_t i = 0; i < g->n_ids; i++)
-        g->ids[i] = (int32_t)json_integer_value(json_array_get(ids, (size_t)i));
-    g->n = (int32_t)json_array_size(vec);
-    g->terms = malloc((size_t)(g->n + 1) * sizeof *g->terms);
-    g->w = malloc((size_t)(g->n + 1) * sizeof *g->w);
-    for (int32_t i = 0; i < g->n; i++) {
-        json_t *p = json_array_get(vec, (size_t)i);
-        g->terms[i] = (int32_t)json_integer_value(json_array_get(p, 0));
-        g->w[i] = (float)json_number_value(json_array_get(p, 1));
-    }
-}
-
-static int load_golden(const char *path, golden_file *gf)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    memset(gf, 0, sizeof *gf);
-    gf->g = calloc(1024, sizeof *gf->g);
-    char *line = NULL;
-    size_t cap = 0;
-    for (int first = 1; getline(&line, &cap, f) > 0; first = 0) {
-        json_t *r = json_loads(line, 0, NULL);
-        assert_non_null(r);
-        if (first) {
-            json_t *meta = json_object_get(r, "meta");
-            snprintf(gf->sha, sizeof gf->sha, "%s", json_string_value(json_object_get(meta, "safetensors_sha256")));
-            gf->max_length = (int)json_integer_value(json_object_get(meta, "max_length"));
-        } else if (gf->n < 1024) {
-            parse_row(r, &gf->g[gf->n++]);
-        }
-        json_decref(r);
-    }
-    free(line);
-    fclose(f);
-    return 0;
-}
-
-static void free_golden(golden_file *gf)
-{
-    for (int i = 0; i < gf->n; i++) {
-        golden *g = &gf->g[i];
-        free(g->id), free(g->text), free(g->ids), free(g->terms), free(g->w);
-    }
-    free(gf->g);
-}
+/* The golden files (meta line, then one row per text) are read by tests/golden_vectors.h. */
+typedef gv_row golden;
+typedef gv_file golden_file;
 
 /* Max |diff| over the union of terms; fails on a term present (>= 1e-4) on one side only. */
 static double compare(const golden *g, const splade_sparse *v)
 {
-    double worst = 0.0;
-    int32_t i = 0, j = 0;
-    while (i < g->n || j < v->n) {
-        int32_t tg = i < g->n ? g->terms[i] : INT32_MAX, tv = j < v->n ? v->terms[j] : INT32_MAX;
-        double a = tg <= tv ? g->w[i] : 0.0, b = tv <= tg ? v->weights[j] : 0.0;
-        double d = fabs(a - b);
-        if ((a >= TOL) != (b >= TOL) && fmax(a, b) >= TOL && (a == 0.0 || b == 0.0))
-            fail_msg("%s: term %d is %g in the golden, %g here", g->id, tg < tv ? tg : tv, a, b);
-        worst = d > worst ? d : worst;
-        i += tg <= tv;
-        j += tv <= tg;
-    }
+    int32_t only_one;
+    double worst = gv_compare(g, v, TOL, &only_one);
+    if (only_one >= 0)
+        fail_msg("%s: term %d is >= %g on one side only", g->id, (int)only_one, TOL);
     return worst;
-}
-
-/* SHA-256 is not in our C dependencies: call the system tool rather than reimplement it. */
-static int sha_matches(const char *dir, const char *sha)
-{
-    char cmd[600], out[80] = "";
-    snprintf(cmd, sizeof cmd, "sha256sum '%s/model.safetensors' 2>/dev/null", dir);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    int ok = fgets(out, sizeof out, p) != NULL;
-    pclose(p);
-    return ok ? strncmp(out, sha, 64) == 0 : -1;
 }
 
 typedef struct {
@@ -136,8 +50,8 @@ static splade_model *load_case(const golden_case *c, golden_file *gf)
         printf("SKIP: %s absent (make models)\n", c->model_dir);
         return NULL;
     }
-    assert_int_equal(load_golden(c->golden, gf), 0);
-    int sha = sha_matches(c->model_dir, gf->sha);
+    assert_int_equal(gv_load(c->golden, gf), 0);
+    int sha = gv_sha_matches(c->model_dir, gf->sha);
     if (sha == 0)
         fail_msg("%s differs from the model the goldens were made with (sha256 %s): rerun make models",
                  c->model_dir, gf->sha);
@@ -188,7 +102,7 @@ static void run_ids(const golden_case *c)
     splade_encoder_free(e);
     free(v), free(ids), free(off);
     splade_model_free(m);
-    free_golden(&gf);
+    gv_free(&gf);
 }
 
 /* The same from the texts: tokenizer ids must equal HF's, vectors the golden ones. */
@@ -229,7 +143,7 @@ static void run_text(const golden_case *c)
     splade_encoder_free(e);
     free(v), free(texts);
     splade_model_free(m);
-    free_golden(&gf);
+    gv_free(&gf);
 }
 
 static const golden_case TINY = {"cache/splade-tiny", "tests/data/encoder/golden_splade_tiny.jsonl"};
