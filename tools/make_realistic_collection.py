@@ -68,14 +68,16 @@ def main():
     ap.add_argument("n", type=int)
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--scifact", default=SCIFACT, help="BEIR SciFact folder (default ../shared/data/scifact; "
+                    "the GPU machine has no ../shared: bench/realistic_1m.sh passes its carried copy)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    abstracts = sentences(os.path.join(SCIFACT, "corpus.jsonl"))
+    abstracts = sentences(os.path.join(a.scifact, "corpus.jsonl"))
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "corpus.jsonl"), "w") as f:
         for i in range(a.n):
             f.write(json.dumps({"_id": f"r{i}", "title": "", "text": make_doc(abstracts, rng)}) + "\n")
-    shutil.copy(os.path.join(SCIFACT, "queries.jsonl"), os.path.join(a.out, "queries.jsonl"))
+    shutil.copy(os.path.join(a.scifact, "queries.jsonl"), os.path.join(a.out, "queries.jsonl"))
 
 
 if __name__ == "__main__":
