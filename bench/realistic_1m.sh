@@ -21,6 +21,9 @@
 # Two calls: phase prep carrying the model, SciFact and .whl (~45 MiB), then at once phase query
 # carrying .whl-pisa (python-terrier and its pure-Python needs, pandas; ~22 MiB; the image has numpy
 # and scipy): PISA is built while ours and Seismic are timed on another core.
+# To outlive a call's end (the machine stays warm 30 s), start prep in its own session and poll:
+#   (PHASE=prep setsid sh bench/realistic_1m.sh >/tmp/prep.out 2>&1 &); for i in $(seq 108); do
+#     [ -f tmp/r1m/prep.finished ] && break; sleep 5; done; cat /tmp/real1m-out/real1m.log
 # Knobs: N (documents, 1000000), SLOW_Q (queries for the slow exact peers, 100), GPU_SEARCH=0 (skip
 # the GPU batch search), PEERS=0 (ours only: no brute force, no peer builds), PREP_WAIT (s), SKIP_PISA=1 (pyterrier is not carried by default).
 set -u
@@ -85,6 +88,7 @@ prep() {
         --param levels=127 >"$W/bmp.build.txt" 2>&1; echo done >"$W/bmp.done" ) &
     start_pisa
     waitfor "${PREP_WAIT:-420}"
+    touch "$W/prep.finished"
 }
 start_pisa() { # PISA's wheels may come with a later call (phase query): built then, beside the timings
     if has_pisa && [ ! -f "$W/pisa.done" ] && [ ! -f "$W/pisa.started" ]; then
