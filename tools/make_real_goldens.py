@@ -88,7 +88,7 @@ MODELS = {
                             "--config-json", "opensearch-neural-sparse-encoding-doc-v2-distill.config.json"],
                            "bert-uncased", True),
     "real-splade-v3-distilbert": (["--arch", "distilbert", "--hidden", "768", "--heads", "12", "--layers", "6",
-                                   "--intermediate", "3072", "--tie", "--numpy", "--vocab-bias", "-40",
+                                   "--intermediate", "3072", "--tie", "--numpy", "--vocab-bias", "-40", "--seed", "4321",
                                    "--config-json", "splade-v3-distilbert.config.json"], "bert-uncased", True),
     "real-multilingual-v1": (["--hidden", "768", "--heads", "12", "--layers", "12", "--intermediate", "3072",
                               "--tie", "--idf", "--numpy", "--vocab-bias", "-40", "--config-json",
@@ -225,6 +225,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scifact", default=os.path.join(SHARED, "data", "scifact"))
     ap.add_argument("--real-shapes", action="store_true", help="also the DistilBERT-base / BERT-base models")
+    ap.add_argument("--models", nargs="*", help="only these (default: all small ones, and the real shapes with "
+                    "--real-shapes)")
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--threshold", type=float, default=1e-5)
     a = ap.parse_args()
@@ -237,7 +239,7 @@ def main():
     sci = mmg.texts(a.scifact)
     items = sci[:6] + sci[12:16] + [{"id": "ml%d" % i, "text": t} for i, t in enumerate(MULTILINGUAL_REAL)]
     items += [{"id": "edge%d" % i, "text": t} for i, t in enumerate(EDGE)]
-    names = [n for n, m in MODELS.items() if a.real_shapes or not m[2]]
+    names = a.models or [n for n, m in MODELS.items() if a.real_shapes or not m[2]]
     ns = argparse.Namespace(cache=os.path.join(CACHE, "real-src"), out=OUT, max_length=a.max_length,
                             threshold=a.threshold)
     for name in names:
