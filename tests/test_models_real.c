@@ -49,8 +49,8 @@ static splade_model *load(const char *dir)
 }
 
 /* cache/SRC copied to tmpdir with the real files of cache/real/TOK in place of the committed ones:
- * tokenizer.json instead of vocab.txt (the engine reads its vocabulary), the full idf.json.
- * 0 when either is absent. */
+ * tokenizer.json instead of vocab.txt and tokenizer_config.json (the engine reads its vocabulary and
+ * its normalizer's settings), the full idf.json. 0 when either is absent. */
 static int with_real_files(const char *src, const char *tok, char *dir, size_t n)
 {
     char tj[256], cmd[2048];
@@ -58,8 +58,8 @@ static int with_real_files(const char *src, const char *tok, char *dir, size_t n
     if (!present(src) || !present(tj))
         return 0;
     snprintf(dir, n, "%s/%s", tmpdir, tok);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm '%s/vocab.txt' && cp '%s' "
-             "'cache/real/%s/idf.json' '%s/'", dir, src, dir, dir, tj, tok, dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm '%s/vocab.txt' '%s/tokenizer_config.json' && "
+             "cp '%s' 'cache/real/%s/idf.json' '%s/'", dir, src, dir, dir, dir, tj, tok, dir);
     assert_int_equal(system(cmd), 0);
     return 1;
 }
@@ -208,6 +208,63 @@ static void test_tokens_multilingual(void **s)
     splade_model_free(m);
 }
 
+/* cache/real-multi-small with a tokenizer.json (its vocab.txt, the multilingual model's normalizer
+ * as its tokenizer.json states it, `edit` applied to it) and no tokenizer_config.json: the loader
+ * takes the settings from tokenizer.json, as transformers and tokenizers do. */
+static int load_tj(const char *edit, splade_model **m)
+{
+    char cmd[2048], dir[256];
+    snprintf(dir, sizeof dir, "%s/tj", tmpdir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r cache/real-multi-small '%s' && cd '%s' && rm tokenizer_config.json "
+             "&& python3 -c \"import json; t=open('vocab.txt',encoding='utf-8',newline='\\n').read().split('\\n')[:-1]; "
+             "n={'type':'BertNormalizer','clean_text':True,'handle_chinese_chars':True,'strip_accents':None,"
+             "'lowercase':True}; d={'normalizer':n,'model':{'type':'WordPiece','unk_token':'[UNK]','vocab':"
+             "{w:i for i,w in enumerate(t)}}}; %s; json.dump(d,open('tokenizer.json','w'))\" && rm vocab.txt",
+             dir, dir, dir, edit);
+    assert_int_equal(system(cmd), 0);
+    return splade_model_load(dir, m);
+}
+
+static void tokenize_text(const splade_model *m, const char *t, int32_t *ids, int32_t *n)
+{
+    assert_int_equal(splade_tokenize(splade_model_tokenizer(m), t, strlen(t), 64, ids, n), SPLADE_OK);
+}
+
+static void test_tokenizer_json_normalizer(void **s)
+{
+    (void)s;
+    if (!present("cache/real-multi-small"))
+        skip();
+    splade_model *m;
+    assert_int_equal(load_tj("pass", &m), SPLADE_OK);
+    assert_true(splade_model_config(m)->do_lower_case);
+    check_tokens(m, GOLD "mbert-uncased-tokens.jsonl", NULL);
+    int32_t a[64], b[64], na, nb;
+    tokenize_text(m, "Héllo WORLD", a, &na);
+    splade_model_free(m);
+    assert_int_equal(load_tj("n['lowercase']=False", &m), SPLADE_OK); /* cased: neither folded nor stripped */
+    assert_false(splade_model_config(m)->do_lower_case);
+    tokenize_text(m, "Héllo WORLD", b, &nb);
+    assert_true(na != nb || memcmp(a, b, (size_t)na * sizeof *a));
+    splade_model_free(m);
+    static const char *bad[][2] = {
+        {"n['strip_accents']=True; n['lowercase']=False", "field 'normalizer.strip_accents' is true"},
+        {"n['strip_accents']=False", "field 'normalizer.strip_accents' is false"},
+        {"n['handle_chinese_chars']=False", "field 'normalizer.handle_chinese_chars' is false"},
+        {"d['normalizer']={'type':'Sequence','normalizers':[]}", "field 'normalizer.type' is \"Sequence\""},
+        {"d.pop('normalizer')", "field 'normalizer' is absent"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        m = NULL;
+        int rc = load_tj(bad[i][0], &m);
+        if (rc != SPLADE_ERR_UNSUPPORTED || !strstr(splade_error_detail(), bad[i][1]))
+            fail_msg("%s: rc %d, detail '%s' (want '%s')", bad[i][0], rc, rc ? splade_error_detail() : "", bad[i][1]);
+        splade_model_free(m);
+    }
+    m = NULL;
+    assert_int_equal(load_tj("n['lowercase']='yes'", &m), SPLADE_ERR_FORMAT);
+    assert_non_null(strstr(splade_error_detail(), "field 'normalizer.lowercase' is not a boolean"));
+}
+
 /* The real idf.json as the query table: the committed excerpt, then the full file. */
 static void test_idf_queries(void **s)
 {
@@ -268,6 +325,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tokens_bert_uncased),
         cmocka_unit_test(test_tokens_multilingual),
+        cmocka_unit_test(test_tokenizer_json_normalizer),
         cmocka_unit_test(test_idf_queries),
         cmocka_unit_test(test_small_documents),
         cmocka_unit_test(test_real_shapes),
