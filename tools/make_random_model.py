@@ -111,7 +111,7 @@ def tensor_list(a):
 def params(kind, shape, a):
     """(mean, std) of each kind of tensor."""
     fan_in = shape[-1]
-    return {"emb": (0.0, 0.5), "gamma": (1.0, 0.1), "beta": (0.0, 0.1),
+    return {"emb": (0.0, a.emb_std), "gamma": (1.0, 0.1), "beta": (0.0, 0.1),
             "w": (0.0, 1.0 / math.sqrt(fan_in)), "b": (0.0, 0.1),
             "vbias": (a.vocab_bias, 0.5)}[kind]
 
@@ -192,6 +192,8 @@ def main():
     ap.add_argument("--max-position", type=int, default=512)
     ap.add_argument("--vocab-bias", type=float, default=-4.0,
                     help="mean decoder bias: more negative gives sparser vectors")
+    ap.add_argument("--emb-std", type=float, default=0.5,
+                    help="std of the embeddings (the tied decoder): smaller keeps big models' logits moderate")
     ap.add_argument("--dtype", choices=["F32", "F16", "BF16"], default="F32")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--numpy", action="store_true", help="fast numpy RNG (benchmark models)")

@@ -84,14 +84,14 @@ MODELS = {
                           "--idf", "--vocab-bias", "-17"], "mbert-uncased", False),
     "real-docv3-distill": (["--arch", "distilbert", "--hidden", "768", "--heads", "12", "--layers", "6",
                             "--intermediate", "3072", "--tie", "--router", "--activation", "log1p_relu", "--numpy",
-                            "--vocab-bias", "-40", "--pooling-json", "splade-pooling-max-log1p_relu.json",
+                            "--vocab-bias", "-9", "--emb-std", "0.1", "--pooling-json", "splade-pooling-max-log1p_relu.json",
                             "--config-json", "opensearch-neural-sparse-encoding-doc-v2-distill.config.json"],
                            "bert-uncased", True),
     "real-splade-v3-distilbert": (["--arch", "distilbert", "--hidden", "768", "--heads", "12", "--layers", "6",
-                                   "--intermediate", "3072", "--tie", "--numpy", "--vocab-bias", "-40", "--seed", "4321",
+                                   "--intermediate", "3072", "--tie", "--numpy", "--vocab-bias", "-9", "--emb-std", "0.1", "--seed", "4321",
                                    "--config-json", "splade-v3-distilbert.config.json"], "bert-uncased", True),
     "real-multilingual-v1": (["--hidden", "768", "--heads", "12", "--layers", "12", "--intermediate", "3072",
-                              "--tie", "--idf", "--numpy", "--vocab-bias", "-40", "--config-json",
+                              "--tie", "--idf", "--numpy", "--vocab-bias", "-9", "--emb-std", "0.1", "--config-json",
                               "opensearch-neural-sparse-encoding-multilingual-v1.config.json"], "mbert-uncased", True),
 }
 
