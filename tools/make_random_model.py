@@ -33,6 +33,7 @@ The real models' own files, where present (tools/fetch_real_tokenizers.py, data/
   --config-json FILE        the model's config.json, written instead of the generated one (the shapes
                             the options give must be its shapes)
   --pooling-json FILE       the model's SpladePooling config.json, written as is
+  --tokenizer-config FILE   the model's tokenizer_config.json, written as is (beside --tokenizer-json)
 """
 import argparse
 import array
@@ -212,6 +213,7 @@ def main():
     ap.add_argument("--idf-file", help="the model's real idf.json")
     ap.add_argument("--config-json", help="the model's real config.json (same shapes)")
     ap.add_argument("--pooling-json", help="the model's real SpladePooling config.json")
+    ap.add_argument("--tokenizer-config", help="the model's real tokenizer_config.json")
     a = ap.parse_args()
     bert = os.path.join(a.shared, "data", "bert-base-uncased")
     vocab = a.vocab_txt or os.path.join(bert, "vocab.txt")
@@ -323,7 +325,10 @@ def tokenizer_config(tj):
 def write_tokenizer(a, d, tokens, bert):
     if a.tokenizer_json:
         shutil.copyfile(a.tokenizer_json, os.path.join(d, "tokenizer.json"))
-        write_json(os.path.join(d, "tokenizer_config.json"), tokenizer_config(a.tokenizer_json))
+        if a.tokenizer_config:
+            shutil.copyfile(a.tokenizer_config, os.path.join(d, "tokenizer_config.json"))
+        else:
+            write_json(os.path.join(d, "tokenizer_config.json"), tokenizer_config(a.tokenizer_json))
         return
     with open(os.path.join(d, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
         f.write("".join(t + "\n" for t in tokens))

@@ -89,7 +89,8 @@ MODELS = {
                            "bert-uncased", True),
     "real-splade-v3-distilbert": (["--arch", "distilbert", "--hidden", "768", "--heads", "12", "--layers", "6",
                                    "--intermediate", "3072", "--tie", "--numpy", "--vocab-bias", "-9", "--emb-std", "0.1", "--seed", "4321",
-                                   "--config-json", "splade-v3-distilbert.config.json"], "bert-uncased", True),
+                                   "--config-json", "splade-v3-distilbert.config.json",
+                                   "--tokenizer-config", "splade-v3-distilbert.tokenizer_config.json"], "bert-uncased", True),
     "real-multilingual-v1": (["--hidden", "768", "--heads", "12", "--layers", "12", "--intermediate", "3072",
                               "--tie", "--idf", "--numpy", "--vocab-bias", "-9", "--emb-std", "0.1", "--config-json",
                               "opensearch-neural-sparse-encoding-multilingual-v1.config.json"], "mbert-uncased", True),
@@ -184,7 +185,7 @@ def build(name, src):
     out = os.path.join(CACHE, "real-src" if src else "", name)
     extra = []
     for i, x in enumerate(args):
-        if i and args[i - 1] in ("--pooling-json", "--config-json"):
+        if i and args[i - 1] in ("--pooling-json", "--config-json", "--tokenizer-config"):
             args = args[:i] + [os.path.join(CONFIGS, x)] + args[i + 1:]
     if src:
         extra = ["--tokenizer-json", real_file(tok, "tokenizer.json"), "--idf-file", real_file(tok, "idf.json")]
