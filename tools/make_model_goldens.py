@@ -24,6 +24,7 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REAL_DATA = os.path.join(REPO, "tests", "data", "models", "real")
 
 # name -> make_random_model.py arguments (cache/<name>)
 MODELS = {
@@ -40,6 +41,14 @@ MODELS = {
     "rand-distil-base-docv3": ["--arch", "distilbert", "--hidden", "768", "--heads", "12", "--layers", "6",
                                "--intermediate", "3072", "--tie", "--router", "--activation", "log1p_relu",
                                "--numpy", "--vocab-bias", "-30"],
+    # the real tokenizer files (tools/make_real_goldens.py): committed vocabulary and idf.json excerpts
+    "real-docv2-small": ["--arch", "distilbert", "--hidden", "64", "--heads", "2", "--layers", "1",
+                         "--intermediate", "128", "--tie", "--idf", "--vocab-bias", "-16",
+                         "--idf-file", os.path.join(REAL_DATA, "bert-uncased-idf-excerpt.json")],
+    "real-multi-small": ["--hidden", "64", "--heads", "2", "--layers", "1", "--intermediate", "128", "--tie",
+                         "--idf", "--vocab-bias", "-17",
+                         "--vocab-txt", os.path.join(REAL_DATA, "mbert-uncased-vocab.txt.gz"),
+                         "--idf-file", os.path.join(REAL_DATA, "mbert-uncased-idf-excerpt.json")],
     "rand-multi": ["--hidden", "64", "--heads", "2", "--layers", "1", "--intermediate", "128", "--tie",
                    "--vocab-size", "105879", "--vocab-bias", "-15"],
 }
@@ -128,7 +137,9 @@ def idf_query(d, items, max_length):
     with open(os.path.join(d, "idf.json"), encoding="utf-8") as f:
         idf = json.load(f)
     vocab = tok.get_vocab()
-    table = {vocab[k]: v for k, v in idf.items()}
+    table = {}
+    for k, v in idf.items():  # as SparseStaticEmbedding.from_json: in file order, a token not in the
+        table[vocab.get(k, tok.unk_token_id)] = v  # vocabulary lands on [UNK] (convert_tokens_to_ids)
     out = []
     for t in items:
         ids = tok(t["text"], add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
@@ -203,7 +214,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "data", "models"))
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--threshold", type=float, default=1e-5)
-    ap.add_argument("--models", nargs="*", default=[k for k in MODELS if "base" not in k])
+    ap.add_argument("--models", nargs="*", default=[k for k in MODELS if "base" not in k and
+                                                    (not k.startswith("real-") or "--models-only" in sys.argv)])
     ap.add_argument("--make", action="store_true", help="(re)write the model folders first")
     ap.add_argument("--models-only", action="store_true",
                     help="only write the missing model folders (no torch; what `make models` runs)")

@@ -23,9 +23,21 @@ Other architectures and folder layouts (tests/test_models.c, tools/make_model_go
   --idf                     idf.json beside the model (OpenSearch doc-only layout)
   --router                  sentence-transformers Router folder: query -> SparseStaticEmbedding
                             (query_0_SparseStaticEmbedding), document -> MLM + SpladePooling
+
+The real models' own files, where present (tools/fetch_real_tokenizers.py, data/README.md):
+  --tokenizer-json FILE     the model's tokenizer.json: its vocabulary, copied as is (no vocab.txt) with
+                            a tokenizer_config.json that states its normalizer's settings
+  --vocab-txt FILE[.gz]     a vocabulary file instead of bert-base-uncased's (committed excerpts)
+  --idf-file FILE           the model's idf.json: copied (--idf), or the query table (--router), mapped
+                            to ids as SparseStaticEmbedding.from_json does
+  --config-json FILE        the model's config.json, written instead of the generated one (the shapes
+                            the options give must be its shapes)
+  --pooling-json FILE       the model's SpladePooling config.json, written as is
+  --tokenizer-config FILE   the model's tokenizer_config.json, written as is (beside --tokenizer-json)
 """
 import argparse
 import array
+import gzip
 import hashlib
 import json
 import math
@@ -100,7 +112,7 @@ def tensor_list(a):
 def params(kind, shape, a):
     """(mean, std) of each kind of tensor."""
     fan_in = shape[-1]
-    return {"emb": (0.0, 0.5), "gamma": (1.0, 0.1), "beta": (0.0, 0.1),
+    return {"emb": (0.0, a.emb_std), "gamma": (1.0, 0.1), "beta": (0.0, 0.1),
             "w": (0.0, 1.0 / math.sqrt(fan_in)), "b": (0.0, 0.1),
             "vbias": (a.vocab_bias, 0.5)}[kind]
 
@@ -181,6 +193,8 @@ def main():
     ap.add_argument("--max-position", type=int, default=512)
     ap.add_argument("--vocab-bias", type=float, default=-4.0,
                     help="mean decoder bias: more negative gives sparser vectors")
+    ap.add_argument("--emb-std", type=float, default=0.5,
+                    help="std of the embeddings (the tied decoder): smaller keeps big models' logits moderate")
     ap.add_argument("--dtype", choices=["F32", "F16", "BF16"], default="F32")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--numpy", action="store_true", help="fast numpy RNG (benchmark models)")
@@ -194,13 +208,24 @@ def main():
     ap.add_argument("--activation", choices=["relu", "log1p_relu"], default="relu")
     ap.add_argument("--idf", action="store_true", help="write idf.json (OpenSearch doc-only layout)")
     ap.add_argument("--router", action="store_true", help="sentence-transformers Router (doc-only) layout")
+    ap.add_argument("--tokenizer-json", help="the model's real tokenizer.json (its vocabulary and normalizer)")
+    ap.add_argument("--vocab-txt", help="vocabulary file (.gz read too) instead of bert-base-uncased's")
+    ap.add_argument("--idf-file", help="the model's real idf.json")
+    ap.add_argument("--config-json", help="the model's real config.json (same shapes)")
+    ap.add_argument("--pooling-json", help="the model's real SpladePooling config.json")
+    ap.add_argument("--tokenizer-config", help="the model's real tokenizer_config.json")
     a = ap.parse_args()
     bert = os.path.join(a.shared, "data", "bert-base-uncased")
-    vocab = os.path.join(bert, "vocab.txt")
-    if not os.path.exists(vocab):
+    vocab = a.vocab_txt or os.path.join(bert, "vocab.txt")
+    if a.tokenizer_json:
+        with open(a.tokenizer_json, encoding="utf-8") as f:
+            v = json.load(f)["model"]["vocab"]
+        tokens = sorted(v, key=v.get)
+    elif not os.path.exists(vocab):
         sys.exit("make_random_model: %s not found (pass --shared DIR)" % vocab)
-    with open(vocab, encoding="utf-8") as f:
-        tokens = f.read().split("\n")[:-1]
+    else:
+        with (gzip.open if vocab.endswith(".gz") else open)(vocab, "rt", encoding="utf-8", newline="\n") as f:
+            tokens = f.read().split("\n")[:-1]
     if a.vocab_size:
         tokens = extend_vocab(tokens, a.vocab_size)
     a.vocab = len(tokens)
@@ -254,9 +279,11 @@ def write_hf_folder(a, d, tokens, bert):
                   "layer_norm_eps": 1e-12, "tie_word_embeddings": a.tie,
                   "position_embedding_type": "absolute", "attention_probs_dropout_prob": 0.1,
                   "hidden_dropout_prob": 0.1, "initializer_range": 0.02}
+    if a.config_json:
+        config = real_config(a, config)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
-    write_tokenizer(d, tokens, bert)
+    write_tokenizer(a, d, tokens, bert)
     st = os.path.join(d, "model.safetensors")
     write_safetensors(st, tensor_list(a), a)
     with open(st, "rb") as f:
@@ -265,8 +292,45 @@ def write_hf_folder(a, d, tokens, bert):
         print("%s: %s %d bytes sha256 %s" % (st, a.dtype, os.path.getsize(st), digest))
 
 
-def write_tokenizer(d, tokens, bert):
-    with open(os.path.join(d, "vocab.txt"), "w", encoding="utf-8") as f:
+SHAPE_KEYS = {"bert": ["hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                        "max_position_embeddings", "vocab_size"],
+              "distilbert": ["dim", "n_layers", "n_heads", "hidden_dim", "max_position_embeddings", "vocab_size"]}
+
+
+def real_config(a, generated):
+    """The model's own config.json; its shapes must be those the weights are drawn with."""
+    with open(a.config_json, encoding="utf-8") as f:
+        real = json.load(f)
+    bad = [k for k in SHAPE_KEYS[a.arch] if real.get(k) != generated[k]]
+    if real.get("tie_word_embeddings", True) != a.tie:
+        bad.append("tie_word_embeddings")
+    if bad:
+        sys.exit("make_random_model: %s disagrees with the options on %s" % (a.config_json, ", ".join(bad)))
+    return real
+
+
+def tokenizer_config(tj):
+    """tokenizer_config.json stating the settings of tokenizer.json's BertNormalizer (HF's fast
+    tokenizer follows tokenizer.json; the engine reads tokenizer_config.json)."""
+    with open(tj, encoding="utf-8") as f:
+        norm = json.load(f)["normalizer"]
+    if norm.get("type") != "BertNormalizer":
+        sys.exit("make_random_model: %s: normalizer %s, not BertNormalizer" % (tj, norm.get("type")))
+    return {"tokenizer_class": "BertTokenizer", "do_lower_case": norm["lowercase"],
+            "strip_accents": norm["strip_accents"], "tokenize_chinese_chars": norm["handle_chinese_chars"],
+            "model_max_length": 512, "unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+            "cls_token": "[CLS]", "mask_token": "[MASK]"}
+
+
+def write_tokenizer(a, d, tokens, bert):
+    if a.tokenizer_json:
+        shutil.copyfile(a.tokenizer_json, os.path.join(d, "tokenizer.json"))
+        if a.tokenizer_config:
+            shutil.copyfile(a.tokenizer_config, os.path.join(d, "tokenizer_config.json"))
+        else:
+            write_json(os.path.join(d, "tokenizer_config.json"), tokenizer_config(a.tokenizer_json))
+        return
+    with open(os.path.join(d, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
         f.write("".join(t + "\n" for t in tokens))
     shutil.copyfile(os.path.join(bert, "tokenizer_config.json"), os.path.join(d, "tokenizer_config.json"))
 
@@ -281,6 +345,13 @@ def pooling_config(a):
             "embedding_dimension": a.vocab}
 
 
+def write_pooling(a, path):
+    if a.pooling_json:
+        shutil.copyfile(a.pooling_json, path)
+    else:
+        write_json(path, pooling_config(a))
+
+
 def write_st_config(d):
     write_json(os.path.join(d, "config_sentence_transformers.json"),
                {"model_type": "SparseEncoder", "prompts": {"query": "", "document": ""},
@@ -291,7 +362,7 @@ def write_st_modules(a, d):
     """sentence-transformers SparseEncoder layout: the MLM transformer at the root, then SpladePooling."""
     write_st_config(d)
     os.makedirs(os.path.join(d, "1_SpladePooling"), exist_ok=True)
-    write_json(os.path.join(d, "1_SpladePooling", "config.json"), pooling_config(a))
+    write_pooling(a, os.path.join(d, "1_SpladePooling", "config.json"))
     write_json(os.path.join(d, "sentence_bert_config.json"), {"max_seq_length": 512, "do_lower_case": False})
     write_json(os.path.join(d, "modules.json"), [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.sparse_encoder.models.MLMTransformer"},
@@ -306,8 +377,25 @@ def idf_weights(a, tokens):
 
 
 def write_idf(a, path, tokens):
+    if a.idf_file:
+        shutil.copyfile(a.idf_file, path)
+        return
     w = idf_weights(a, tokens)
     write_json(path, {t: w[i] for i, t in enumerate(tokens) if w[i] > 0})
+
+
+def static_weights(a, tokens):
+    """The query table: random, or the real idf.json mapped to ids as SparseStaticEmbedding.from_json
+    does (in the file's order; a token the vocabulary lacks lands on [UNK])."""
+    if not a.idf_file:
+        return idf_weights(a, tokens)
+    with open(a.idf_file, encoding="utf-8") as f:
+        idf = json.load(f)
+    ids = {t: i for i, t in enumerate(tokens)}
+    w = [0.0] * len(tokens)
+    for t, v in idf.items():
+        w[ids.get(t, ids["[UNK]"])] = v
+    return w
 
 
 def write_router(a, tokens, bert):
@@ -324,14 +412,14 @@ def write_router(a, tokens, bert):
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.router.Router"}])
     pool = os.path.join(a.out, "document_1_SpladePooling")
     os.makedirs(pool, exist_ok=True)
-    write_json(os.path.join(pool, "config.json"), pooling_config(a))
+    write_pooling(a, os.path.join(pool, "config.json"))
     write_json(os.path.join(a.out, "document_0_MLMTransformer", "sentence_bert_config.json"),
                {"transformer_task": "fill-mask", "max_seq_length": 512})
     q = os.path.join(a.out, "query_0_SparseStaticEmbedding")
     os.makedirs(q, exist_ok=True)
     write_json(os.path.join(q, "config.json"), {"frozen": True})
-    write_tokenizer(q, tokens, bert)
-    w = array.array("f", idf_weights(a, tokens))
+    write_tokenizer(a, q, tokens, bert)
+    w = array.array("f", static_weights(a, tokens))
     h = json.dumps({"weight": {"dtype": "F32", "shape": [len(w)], "data_offsets": [0, 4 * len(w)]}},
                    separators=(",", ":")).encode()
     h += b" " * (-len(h) % 8)

@@ -424,7 +424,8 @@ static int parse_tokenizer_config(json_t *root, const char *path, bool *lower)
     return SPLADE_OK;
 }
 
-/* tokenizer_config.json is optional: BERT uncased defaults without it. */
+/* tokenizer_config.json is optional: without it, tokenizer.json's normalizer decides (as in
+ * transformers and tokenizers), and BERT uncased defaults without either. */
 static int read_tokenizer_config(const char *dir, bool *lower)
 {
     char path[4200];
@@ -432,8 +433,10 @@ static int read_tokenizer_config(const char *dir, bool *lower)
     *lower = true;
     json_t *root;
     int rc = splade_json_load_object(path, &root);
-    if (rc == SPLADE_ERR_NOT_FOUND)
-        return SPLADE_OK;
+    if (rc == SPLADE_ERR_NOT_FOUND) {
+        snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+        return access(path, F_OK) == 0 ? splade_tokenizer_json_lowercase(path, lower) : SPLADE_OK;
+    }
     if (rc)
         return rc;
     rc = parse_tokenizer_config(root, path, lower);

@@ -17,9 +17,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bytes of the White_Space code point ending s[0..n), or 0 (Rust's char::is_whitespace). */
+static size_t trailing_space(const char *s, size_t n)
+{
+    static const char *ws[] = {"\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80", "\xE2\x80\xA8", "\xE2\x80\xA9",
+                               "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"};
+    if (n && strchr(" \t\n\v\f\r", s[n - 1]))
+        return 1;
+    if (n >= 3 && !memcmp(s + n - 3, "\xE2\x80", 2) && (unsigned char)s[n - 1] >= 0x80 &&
+        (unsigned char)s[n - 1] <= 0x8A)
+        return 3; /* U+2000..U+200A */
+    for (size_t i = 0; i < sizeof ws / sizeof *ws; i++) {
+        size_t k = strlen(ws[i]);
+        if (n >= k && !memcmp(s + n - k, ws[i], k))
+            return k;
+    }
+    return 0;
+}
+
+/* The id of an idf.json token. A token the vocabulary lacks is looked up once more without its
+ * trailing white space: the `tokenizers` library strips it when it reads vocab.txt, so a
+ * tokenizer.json holds "" and "##" where vocab.txt (and the idf.json written from it) has
+ * "\u2028" and "##\u2028" (bert-base-multilingual-uncased, ids 1279 and 97158). */
+static int32_t idf_token_id(const splade_tokenizer *t, const char *tok)
+{
+    int32_t id = splade_tokenizer_id(t, tok);
+    size_t n = strlen(tok), k, cut = n;
+    while ((k = trailing_space(tok, cut)) > 0)
+        cut -= k;
+    if (id >= 0 || cut == n || cut > 255)
+        return id;
+    char buf[256];
+    memcpy(buf, tok, cut);
+    buf[cut] = '\0';
+    return splade_tokenizer_id(t, buf);
+}
+
 static int idf_entry(splade_model *m, const char *path, const char *tok, json_t *v)
 {
-    int32_t id = splade_tokenizer_id(m->tokenizer, tok);
+    int32_t id = idf_token_id(m->tokenizer, tok);
     if (!json_is_number(v))
         return splade_fail(SPLADE_ERR_FORMAT, "%s: the weight of token \"%s\" is not a number", path, tok);
     if (id < 0)

@@ -5,6 +5,7 @@
 #define SPLADE_TOKENIZER_INTERNAL_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "splade/tokenizer.h"
@@ -55,5 +56,9 @@ int splade_tokenizer_from_text(char *text, size_t size, const char *name, int lo
 /* tokenizer_json.c: vocab.txt's text from a tokenizer.json whose model is WordPiece (ids 0..n-1,
  * each once), for folders that ship only tokenizer.json. *text: free(). Errors name the field. */
 int splade_vocab_from_tokenizer_json(const char *path, char **text, size_t *size);
+/* The lowercase setting of tokenizer.json's BertNormalizer, for folders without
+ * tokenizer_config.json (transformers and tokenizers then follow tokenizer.json); settings the
+ * tokenizer does not implement are refused (SPLADE_ERR_UNSUPPORTED), naming the field. */
+int splade_tokenizer_json_lowercase(const char *path, bool *lower);
 
 #endif
