@@ -144,7 +144,8 @@ query() {
     cat "$OUT/real1m.txt"
     cut -d' ' -f1-5 "$W/runs/ours.taat.trec" >"$W/taat.cut" 2>/dev/null
     for a in auto wtaat bmp wmaxscore; do # every exact method's run equals taat's (ranks, ids, scores)
-        cut -d' ' -f1-5 "$W/runs/ours.$a.trec" 2>/dev/null | cmp -s "$W/taat.cut" - && say "$a: identical to taat" ||
+        if [ ! -s "$W/taat.cut" ] || [ ! -s "$W/runs/ours.$a.trec" ]; then say "$a: no run to compare"; continue; fi
+        cut -d' ' -f1-5 "$W/runs/ours.$a.trec" | cmp -s "$W/taat.cut" - && say "$a: identical to taat" ||
             say "$a: DIFFERS from taat"
     done
     python3 tools/vector_stats.py "$W/docs.vec.jsonl" "$W/q.vec.jsonl" >"$OUT/real1m_stats.md" 2>>"$LOG" ||
