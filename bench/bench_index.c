@@ -14,6 +14,9 @@
  *                           [--write-queries Q.jsonl: also write the queries, for --vector-queries runs on
  *                            this index or a peer built from the same collection (A B A B timings)]
  *                           [--merge 1: after the build, merge its segments into one (splade_index_merge), timed]
+ *                           [--write-docs FILE|-: write the collection as vectors JSONL ({"id","vector":{"tN":w}},
+ *                            the documents generate() builds) and stop: the CLI's `build --vectors` of the
+ *                            same collection (issue #12's 10 M build through the CLI, from a pipe)]
  *
  * Collection (defaults): 30,522 terms; per document ~120 distinct terms (uniform 60..180), per
  * query ~25 (12..37). Background terms follow a Zipf law (exponent --zipf 1.0) over term ranks,
@@ -46,7 +49,7 @@
 
 typedef struct {
     uint32_t docs, queries, k, doc_terms, query_terms, topics, keep_order, oracle, threads, repeat, methods, merge;
-    const char *vector_queries, *write_queries;
+    const char *vector_queries, *write_queries, *write_docs;
     double zipf, memory_mb, doc_scale;
     const char *dir;
 } params;
@@ -192,6 +195,31 @@ static splade_index_builder *generate(const params *p, const double *cdf, uint32
     return b;
 }
 
+/* The documents of generate(), same draws in the same order, as `build --vectors` input. */
+static int write_docs(const params *p)
+{
+    FILE *f = strcmp(p->write_docs, "-") ? fopen(p->write_docs, "w") : stdout;
+    if (!f)
+        return -1;
+    double *cdf = zipf_cdf(p->zipf);
+    make_topics(p->topics);
+    uint32_t *stamp = calloc(V, sizeof *stamp);
+    int32_t terms[1024];
+    float w[1024];
+    for (uint32_t d = 0; d < p->docs; d++) {
+        int n = (int)(p->doc_terms / 2 + uniform() * p->doc_terms);
+        int64_t forced = p->oracle && p->topics ? (int64_t)((uint64_t)d * p->topics / p->docs) : -1;
+        n = sample_vector(cdf, n, p->topics ? n / 3 : 0, p->topics, forced, 1.0, terms, w, stamp, d + 1);
+        fprintf(f, "{\"id\":\"d%u\",\"vector\":{", d);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s\"t%d\":%.6g", i ? "," : "", terms[i], w[i]);
+        fputs("}}\n", f);
+    }
+    free(stamp);
+    free(cdf);
+    return f == stdout ? fflush(f) : fclose(f);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -246,7 +274,9 @@ static int parse(int argc, char **argv, params *p)
             for (const char *c = argv[i + 1]; *c; c++)
                 if (*c >= '0' && *c <= '4')
                     p->methods |= 1u << (*c - '0');
-        } else if (!strcmp(argv[i], "--write-queries"))
+        } else if (!strcmp(argv[i], "--write-docs"))
+            p->write_docs = argv[i + 1];
+        else if (!strcmp(argv[i], "--write-queries"))
             p->write_queries = argv[i + 1];
         else if (!strcmp(argv[i], "--threads"))
             p->threads = (uint32_t)atol(argv[i + 1]);
@@ -513,6 +543,8 @@ int main(int argc, char **argv)
                         "       bench_index --vector-queries Q.jsonl --dir EXISTING_INDEX [--queries N] [--k N]\n");
         return 2;
     }
+    if (p.write_docs)
+        return write_docs(&p) < 0 ? 1 : 0;
     splade_index *ix = NULL;
     splade_qvec *qs = NULL;
     if ((p.vector_queries ? existing(&p, &ix, &qs) : synthetic(&p, &ix, &qs)) < 0) {
