@@ -9,7 +9,12 @@
  *
  * --total: queries per timed round (default: the largest batch, at least the query file's count); the
  * file's queries are cycled to fill it. --queries: text queries encoded with the index's model on the
- * CPU first (not timed). Needs a CUDA build and a GPU; without one it says so and exits 2. */
+ * CPU first (not timed). Needs a CUDA build and a GPU; without one it says so and exits 2.
+ *
+ * --replicate-from SRC --copies N: first builds --dir from N copies of index SRC's live documents
+ * (e.g. SciFact's splade-tiny vectors x 193 = 1 M documents with real SPLADE statistics): copy 0 as
+ * it is, every other copy with each term dropped with probability 0.2 and each weight scaled by a
+ * random factor in [0.7, 1.3], so that copies are near-duplicates rather than exact ties. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +33,8 @@
 #define MAX_BATCHES 8
 
 typedef struct {
-    const char *dir, *vqueries, *queries, *model;
-    int k, total, threads, repeat, n_batches;
+    const char *dir, *vqueries, *queries, *model, *replicate;
+    int k, total, threads, repeat, n_batches, copies;
     int batches[MAX_BATCHES];
 } params;
 
@@ -57,6 +62,10 @@ static int parse(int argc, char **argv, params *p)
             p->vqueries = v;
         else if (!strcmp(a, "--queries"))
             p->queries = v;
+        else if (!strcmp(a, "--replicate-from"))
+            p->replicate = v;
+        else if (!strcmp(a, "--copies"))
+            p->copies = atoi(v);
         else if (!strcmp(a, "--model"))
             p->model = v;
         else if (!strcmp(a, "--k"))
@@ -80,7 +89,81 @@ static int parse(int argc, char **argv, params *p)
         } else
             return -1;
     }
-    return p->dir && (!!p->vqueries + !!p->queries) == 1 && p->k > 0 && p->repeat > 0 && p->n_batches > 0 ? 0 : -1;
+    return p->dir && (!!p->vqueries + !!p->queries) == 1 && p->k > 0 && p->repeat > 0 && p->n_batches > 0 &&
+                   (!p->replicate || p->copies > 0)
+               ? 0
+               : -1;
+}
+
+typedef struct {
+    splade_index_builder *b;
+    int32_t *map; /* source term -> builder term */
+    uint32_t copy, line;
+    uint64_t rng;
+    int32_t *terms;
+    float *weights;
+} replica;
+
+static double rnd01(uint64_t *r)
+{
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    return (double)(*r >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int replicate_doc(void *user, uint32_t doc, const int32_t *terms, const float *weights, int32_t n)
+{
+    replica *c = user;
+    char id[48];
+    snprintf(id, sizeof id, "c%u-%u", c->copy, doc);
+    uint32_t d;
+    int rc = splade_builder_add_doc(c->b, "replica", id, "", "", (long)++c->line, &d);
+    int32_t m = 0;
+    for (int32_t i = 0; i < n && rc == 0; i++) {
+        if (c->copy && rnd01(&c->rng) < 0.2)
+            continue;
+        c->terms[m] = c->map[terms[i]];
+        c->weights[m++] = weights[i] * (c->copy ? (float)(0.7 + 0.6 * rnd01(&c->rng)) : 1.0f);
+    }
+    return rc ? rc : splade_builder_set_vector(c->b, d, c->terms, c->weights, m);
+}
+
+/* --dir from --copies copies of --replicate-from's live documents (see the header). */
+static int replicate(const params *p)
+{
+    splade_index *src;
+    int rc = splade_index_open(p->replicate, &src);
+    if (rc < 0)
+        return rc;
+    const uint32_t nt = splade_index_get_info(src)->n_terms;
+    replica c = {.rng = 0x9E3779B97F4A7C15ull};
+    c.map = malloc(((size_t)nt + 1) * sizeof *c.map);
+    c.terms = malloc(((size_t)nt + 1) * sizeof *c.terms);
+    c.weights = malloc(((size_t)nt + 1) * sizeof *c.weights);
+    rc = c.map && c.terms && c.weights ? splade_builder_create(NULL, 0, NULL, &c.b) : SPLADE_ERR_NOMEM;
+    for (uint32_t t = 0; rc == 0 && t < nt; t++) {
+        size_t len;
+        const char *tok = splade_index_term(src, (int32_t)t, &len);
+        rc = splade_builder_term(c.b, tok, len, &c.map[t]);
+    }
+    double t0 = now_s();
+    for (c.copy = 0; rc == 0 && c.copy < (uint32_t)p->copies; c.copy++)
+        rc = splade_index_doc_vectors(src, replicate_doc, &c);
+    if (rc == 0) {
+        printf("replicated %s x %d: %u documents in %.1f s; building %s\n", p->replicate, p->copies,
+               splade_builder_n_docs(c.b), now_s() - t0, p->dir);
+        t0 = now_s();
+        splade_builder_set_threads(c.b, 0);
+        rc = splade_builder_write(c.b, p->dir, NULL);
+        printf("built in %.1f s\n", now_s() - t0);
+    }
+    splade_builder_free(c.b);
+    free(c.map);
+    free(c.terms);
+    free(c.weights);
+    splade_index_close(src);
+    return rc;
 }
 
 static int load_queries(splade_index *ix, const params *p, splade_query_set *qs)
@@ -147,13 +230,18 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (parse(argc, argv, &p) < 0) {
         fprintf(stderr, "usage: bench_gpu_search --dir INDEX (--vector-queries Q.jsonl | --queries Q.jsonl [--model DIR])\n"
-                        "       [--k 10] [--batches 100,1000] [--total N] [--threads T] [--repeat R]\n");
+                        "       [--k 10] [--batches 100,1000] [--total N] [--threads T] [--repeat R]\n"
+                        "       [--replicate-from SRC_INDEX --copies N]\n");
         return 2;
     }
     char gpu[256];
     if (!splade_gpu_probe(gpu, sizeof gpu)) {
         fprintf(stderr, "bench_gpu_search: no usable GPU: %s\n", gpu);
         return 2;
+    }
+    if (p.replicate && replicate(&p) != 0) {
+        fprintf(stderr, "bench_gpu_search: --replicate-from %s: %s\n", p.replicate, splade_error_detail());
+        return 1;
     }
     splade_index *ix;
     splade_query_set qs;
@@ -198,12 +286,19 @@ int main(int argc, char **argv)
             bad += mismatches(gh, gn, ch, cn, total, p.k);
         }
     }
+    /* the per-query floor: the same number of empty queries (zeroing, selection and sort, no postings) */
+    splade_qvec *empty = calloc((size_t)total, sizeof *empty);
+    double te[16];
+    for (int i = 0; i < r; i++)
+        te[i] = time_gpu(g, empty, total, p.batches[p.n_batches - 1], p.k, gh, gn);
+    free(empty);
     printf("load average after the runs: %.2f\n", load_avg());
     printf("| search | batch | queries | best s | median s | best queries/s | median queries/s |\n"
            "| --- | --- | --- | --- | --- | --- | --- |\n");
     for (int b = 0; b < p.n_batches; b++)
         row("GPU", p.batches[b], total, tg[b], r);
     row("CPU", total, total, tc, r);
+    row("GPU, empty queries (the floor: zeroing + selection)", p.batches[p.n_batches - 1], total, te, r);
     printf("GPU top-%d identical to the CPU's for all %d queries, every batch size and round: %s (%d differing "
            "query results)\n", p.k, total, bad ? "NO" : "yes", bad);
     splade_gpu_searcher_free(g);

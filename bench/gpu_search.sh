@@ -3,7 +3,12 @@
 # batches of 100 and 1,000 beside the CPU's batch search on all host cores, same run, every GPU hit
 # checked against the CPU's) on
 #   - SciFact (splade-tiny, built here on the GPU from .gpu/scifact; queries encoded on the CPU), k = 10
-#     and k = 1000, plus the CLI: `query --device cuda` against `--device cpu`, TREC runs compared;
+#     and k = 1000, plus the CLI: `query --vector-queries --device cuda` against `--device cpu` (the
+#     queries encoded once by `encode`: text queries with --device cuda would be encoded on the GPU,
+#     in bf16, and score differently), TREC runs compared;
+#   - SciFact x REPLICA_COPIES (default 193: 1,000,319 documents of real splade-tiny vectors, copies
+#     after the first with 20% of their terms dropped and weights scaled by 0.7..1.3), the SciFact
+#     queries, k = 10 (bench_gpu_search --replicate-from);
 #   - a synthetic collection of SYN_DOCS documents (default 1,000,000; bench_index's generator: Zipf
 #     terms, ~120 per document, ~25 per query), k = 10;
 #   - an existing index when INDEX is set (the realistic 1 M collection): INDEX=DIR with
@@ -11,7 +16,7 @@
 #     elsewhere), k = $K (10).
 # Called by bench/gpu.sh (SKIP_GPU_SEARCH=1 skips it) after its build, or alone after one:
 #   BUILD=build-gpu OUT=/tmp/out sh bench/gpu_search.sh
-# Knobs: SKIP_SCIFACT=1, SKIP_SYN=1, SYN_DOCS, GS_REPEAT (rounds, 3), GS_THREADS (CPU peer, all cores).
+# Knobs: SKIP_SCIFACT=1, SKIP_REPLICA=1, SKIP_SYN=1, SYN_DOCS, GS_REPEAT (rounds, 3), GS_THREADS (CPU peer, all cores).
 # Writes $OUT/gpu-search.txt.
 set -u
 BUILD=${BUILD:-build}
@@ -47,13 +52,23 @@ if [ "${SKIP_SCIFACT:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cac
         timeout 200 "$B" --dir $IX --queries $Q --k $k --batches 100,1000 --threads "$T" --repeat "$REP" \
             2>&1 | tee -a "$R" || rc=1
     done
-    say "CLI: query --device cuda vs --device cpu (k = 100, TREC runs)"
+    say "CLI: query --vector-queries --device cuda vs --device cpu (k = 100, TREC runs)"
+    "$BUILD/splade-index" encode --input $Q --model cache/splade-tiny --device cpu --quiet >/tmp/gs-qv.jsonl ||
+        { say "  encode FAILED"; rc=1; }
     for d in cpu cuda; do
-        /usr/bin/time -f "$d: %e s wall, %M KB max RSS" "$BUILD/splade-index" query --queries $Q -i $IX -k 100 \
-            --device $d --output /tmp/gs-$d.trec 2>>"$R" || { say "  query --device $d FAILED"; rc=1; }
+        /usr/bin/time -f "$d: %e s wall, %M KB max RSS" "$BUILD/splade-index" query --vector-queries /tmp/gs-qv.jsonl \
+            -i $IX -k 100 --device $d --output /tmp/gs-$d.trec 2>>"$R" || { say "  query --device $d FAILED"; rc=1; }
     done
     if cmp -s /tmp/gs-cpu.trec /tmp/gs-cuda.trec; then say "  runs identical ($(wc -l </tmp/gs-cpu.trec) lines)"
     else say "  runs DIFFER"; rc=1; fi
+    if [ "${SKIP_REPLICA:-0}" != 1 ]; then
+        C=${REPLICA_COPIES:-193}; RX=/tmp/gs-replica.idx
+        rm -rf $RX
+        say "SciFact x $C (bench_gpu_search --replicate-from), k = 10"
+        timeout 400 "$B" --replicate-from $IX --copies "$C" --dir $RX --vector-queries /tmp/gs-qv.jsonl --k 10 \
+            --batches 100,1000 --threads "$T" --repeat "$REP" 2>&1 | tee -a "$R" || rc=1
+        rm -rf $RX
+    fi
 fi
 
 if [ "${SKIP_SYN:-0}" != 1 ]; then
