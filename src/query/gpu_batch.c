@@ -11,6 +11,7 @@
 #include "index/segment.h"
 #include "query/gpu_search.h"
 #include "splade.h"
+#include "splade/encoder.h"
 #include "splade/query.h"
 
 struct splade_gpu_searcher {
@@ -146,6 +147,9 @@ int splade_gpu_searcher_create(const splade_index *ix, int device, splade_gpu_se
         *out = NULL;
     if (!ix || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_gpu_searcher_create: NULL argument");
+    char name[256]; /* no GPU: say so before flattening the index for nothing */
+    if (!splade_gpu_probe(name, sizeof name))
+        return splade_fail(SPLADE_ERR_NO_GPU, "no usable GPU: %s", name);
     splade_gpu_searcher *s = calloc(1, sizeof *s);
     if (!s)
         return splade_fail(SPLADE_ERR_NOMEM, "GPU searcher");

@@ -230,10 +230,12 @@ extern "C" int splade_gpu_search_open(const splade_gpu_postings *p, int device, 
     if (!p || !out)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_gpu_search_open: NULL argument");
     *out = NULL;
-    if (device >= 0)
-        CUDA_TRY(cudaSetDevice(device));
-    else
-        CUDA_TRY(cudaGetDevice(&device));
+    const cudaError_t e = device >= 0 ? cudaSetDevice(device) : cudaGetDevice(&device);
+    if (e != cudaSuccess) { /* no usable device: the caller's CPU fallback */
+        (void)cudaGetLastError();
+        return splade_fail(SPLADE_ERR_NO_GPU, "%s:%d: CUDA device %d: %s", __FILE__, __LINE__, device,
+                           cudaGetErrorString(e));
+    }
     splade_gpu_search *g = (splade_gpu_search *)calloc(1, sizeof *g);
     if (!g)
         return splade_fail(SPLADE_ERR_NOMEM, "GPU searcher");
