@@ -6,6 +6,8 @@
  *
  *   build/bench/bench_gpu_search --dir INDEX (--vector-queries Q.jsonl | --queries Q.jsonl [--model DIR])
  *                                [--k 10] [--batches 100,1000] [--total N] [--threads T] [--repeat R]
+ *                                [--kernels atomic,window: each of src/query/gpu_search.cu's ways to add
+ *                                 (SPLADE_GPU_SEARCH_KERNEL), a row each; default: the library's default]
  *
  * --total: queries per timed round (default: the largest batch, at least the query file's count); the
  * file's queries are cycled to fill it. --queries: text queries encoded with the index's model on the
@@ -31,11 +33,14 @@
 #include "splade/segments.h"
 
 #define MAX_BATCHES 8
+#define MAX_KERNELS 4
 
 typedef struct {
     const char *dir, *vqueries, *queries, *model, *replicate;
     int k, total, threads, repeat, n_batches, copies;
     int batches[MAX_BATCHES];
+    int n_kernels;
+    char kernels[MAX_KERNELS][16];
 } params;
 
 static double now_s(void)
@@ -64,7 +69,14 @@ static int parse(int argc, char **argv, params *p)
             p->queries = v;
         else if (!strcmp(a, "--replicate-from"))
             p->replicate = v;
-        else if (!strcmp(a, "--copies"))
+        else if (!strcmp(a, "--kernels")) {
+            p->n_kernels = 0;
+            for (const char *c = v; *c && p->n_kernels < MAX_KERNELS;) {
+                size_t n = strcspn(c, ",");
+                snprintf(p->kernels[p->n_kernels++], sizeof p->kernels[0], "%.*s", (int)n, c);
+                c += n + (c[n] == ',');
+            }
+        } else if (!strcmp(a, "--copies"))
             p->copies = atoi(v);
         else if (!strcmp(a, "--model"))
             p->model = v;
@@ -231,7 +243,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &p) < 0) {
         fprintf(stderr, "usage: bench_gpu_search --dir INDEX (--vector-queries Q.jsonl | --queries Q.jsonl [--model DIR])\n"
                         "       [--k 10] [--batches 100,1000] [--total N] [--threads T] [--repeat R]\n"
-                        "       [--replicate-from SRC_INDEX --copies N]\n");
+                        "       [--replicate-from SRC_INDEX --copies N] [--kernels atomic,window]\n");
         return 2;
     }
     char gpu[256];
@@ -276,14 +288,19 @@ int main(int argc, char **argv)
     splade_hit *gh = malloc(n * sizeof *gh), *ch = malloc(n * sizeof *ch);
     int *gn = malloc((size_t)total * sizeof *gn), *cn = malloc((size_t)total * sizeof *cn);
     time_gpu(g, q, p.batches[0] < total ? p.batches[0] : total, p.batches[0], p.k, gh, gn); /* warm-up */
-    double tg[MAX_BATCHES][16], tc[16];
+    const int nk = p.n_kernels ? p.n_kernels : 1;
+    double tg[MAX_KERNELS][MAX_BATCHES][16], tc[16];
     int r = p.repeat > 16 ? 16 : p.repeat;
     int bad = 0;
-    for (int i = 0; i < r; i++) { /* A B A B: the CPU, then each GPU batch size (checked against it), every round */
+    for (int i = 0; i < r; i++) { /* A B A B: the CPU, then each GPU kernel and batch size (checked against it) */
         tc[i] = time_cpu(ix, q, total, p.k, threads, ch, cn);
-        for (int b = 0; b < p.n_batches; b++) {
-            tg[b][i] = time_gpu(g, q, total, p.batches[b], p.k, gh, gn);
-            bad += mismatches(gh, gn, ch, cn, total, p.k);
+        for (int ki = 0; ki < nk; ki++) {
+            if (p.n_kernels)
+                setenv("SPLADE_GPU_SEARCH_KERNEL", p.kernels[ki], 1);
+            for (int b = 0; b < p.n_batches; b++) {
+                tg[ki][b][i] = time_gpu(g, q, total, p.batches[b], p.k, gh, gn);
+                bad += mismatches(gh, gn, ch, cn, total, p.k);
+            }
         }
     }
     /* the per-query floor: the same number of empty queries (zeroing, selection and sort, no postings) */
@@ -295,10 +312,14 @@ int main(int argc, char **argv)
     printf("load average after the runs: %.2f\n", load_avg());
     printf("| search | batch | queries | best s | median s | best queries/s | median queries/s |\n"
            "| --- | --- | --- | --- | --- | --- | --- |\n");
-    for (int b = 0; b < p.n_batches; b++)
-        row("GPU", p.batches[b], total, tg[b], r);
+    for (int ki = 0; ki < nk; ki++)
+        for (int b = 0; b < p.n_batches; b++) {
+            char what[48];
+            snprintf(what, sizeof what, "GPU%s%s", p.n_kernels ? ", " : "", p.n_kernels ? p.kernels[ki] : "");
+            row(what, p.batches[b], total, tg[ki][b], r);
+        }
     row("CPU", total, total, tc, r);
-    row("GPU, empty queries (the floor: zeroing + selection)", p.batches[p.n_batches - 1], total, te, r);
+    row("GPU, empty queries (the floor: zeroing + selection; last kernel)", p.batches[p.n_batches - 1], total, te, r);
     printf("GPU top-%d identical to the CPU's for all %d queries, every batch size and round: %s (%d differing "
            "query results)\n", p.k, total, bad ? "NO" : "yes", bad);
     splade_gpu_searcher_free(g);

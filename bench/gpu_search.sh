@@ -16,7 +16,7 @@
 #     elsewhere), k = $K (10).
 # Called by bench/gpu.sh (SKIP_GPU_SEARCH=1 skips it) after its build, or alone after one:
 #   BUILD=build-gpu OUT=/tmp/out sh bench/gpu_search.sh
-# Knobs: SKIP_SCIFACT=1, SKIP_REPLICA=1, SKIP_SYN=1, SYN_DOCS, GS_REPEAT (rounds, 3), GS_THREADS (CPU peer, all cores).
+# Knobs: GS_KERNELS (bench_gpu_search --kernels: atomic,window), SKIP_SCIFACT=1, SKIP_REPLICA=1, SKIP_SYN=1, SYN_DOCS, GS_REPEAT (rounds, 3), GS_THREADS (CPU peer, all cores).
 # Writes $OUT/gpu-search.txt.
 set -u
 BUILD=${BUILD:-build}
@@ -37,7 +37,7 @@ if [ -n "${INDEX:-}" ]; then
     say "existing index $INDEX"
     if [ -n "${VQUERIES:-}" ]; then qa="--vector-queries $VQUERIES"; else qa="--queries ${QUERIES:?set VQUERIES or QUERIES}"; fi
     # shellcheck disable=SC2086
-    timeout 600 "$B" --dir "$INDEX" $qa ${MODEL:+--model "$MODEL"} --k "${K:-10}" --batches 100,1000 \
+    timeout 600 "$B" --dir "$INDEX" $qa ${MODEL:+--model "$MODEL"} --k "${K:-10}" --batches 100,1000 --kernels "${GS_KERNELS:-atomic,window}" \
         --threads "$T" --repeat "$REP" 2>&1 | tee -a "$R" || rc=1
 fi
 
@@ -49,7 +49,7 @@ if [ "${SKIP_SCIFACT:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cac
         --model cache/splade-tiny --device cuda >>"$R" 2>&1 || { say "  build FAILED"; rc=1; }
     for k in 10 1000; do
         say "SciFact, k = $k"
-        timeout 200 "$B" --dir $IX --queries $Q --k $k --batches 100,1000 --threads "$T" --repeat "$REP" \
+        timeout 200 "$B" --dir $IX --queries $Q --k $k --batches 100,1000 --threads "$T" --repeat "$REP" --kernels "${GS_KERNELS:-atomic,window}" \
             2>&1 | tee -a "$R" || rc=1
     done
     say "CLI: query --vector-queries --device cuda vs --device cpu (k = 100, TREC runs)"
@@ -66,7 +66,7 @@ if [ "${SKIP_SCIFACT:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cac
         rm -rf $RX
         say "SciFact x $C (bench_gpu_search --replicate-from), k = 10"
         timeout 400 "$B" --replicate-from $IX --copies "$C" --dir $RX --vector-queries /tmp/gs-qv.jsonl --k 10 \
-            --batches 100,1000 --threads "$T" --repeat "$REP" 2>&1 | tee -a "$R" || rc=1
+            --batches 100,1000 --threads "$T" --repeat "$REP" --kernels "${GS_KERNELS:-atomic,window}" 2>&1 | tee -a "$R" || rc=1
         rm -rf $RX
     fi
 fi
@@ -80,7 +80,7 @@ if [ "${SKIP_SYN:-0}" != 1 ]; then
         --methods 3 --threads "$T" >>"$R" 2>&1 || { say "  bench_index FAILED"; rc=1; }
     say "  generated, built and searched once (BMP) in $(( $(date +%s) - t0 )) s"
     timeout 300 "$B" --dir $IX --vector-queries /tmp/gs-syn.q.jsonl --k 10 --batches 100,1000 --threads "$T" \
-        --repeat "$REP" 2>&1 | tee -a "$R" || rc=1
+        --repeat "$REP" --kernels "${GS_KERNELS:-atomic,window}" 2>&1 | tee -a "$R" || rc=1
 fi
 say "done (rc $rc)"
 exit $rc

@@ -4,7 +4,8 @@
  * a small set (heavy score ties: the tie rule decides most of the top k) or continuous; queries with
  * 1 to 16 terms, some unknown to the index, empty queries, queries whose terms match nothing; k = 1,
  * 10, 100, 1000 (more than the live documents too); batches cut into chunks of a few queries
- * (SPLADE_GPU_SEARCH_CHUNK) and one long-list collection whose lists span many tasks. Runs without a
+ * (SPLADE_GPU_SEARCH_CHUNK) and one long-list collection whose lists span many tasks; both ways of
+ * adding (SPLADE_GPU_SEARCH_KERNEL=atomic and =window, the latter with odd window sizes too). Runs without a
  * GPU too: then the GPU cases skip visibly and the fallback status (SPLADE_ERR_NO_GPU) is checked;
  * bad arguments always. */
 #include <setjmp.h>
@@ -205,11 +206,21 @@ static void run_seed(uint64_t seed, int n, int nq)
     snprintf(what, sizeof what, "seed %llu (%d docs, %d segments, %s)", (unsigned long long)seed, n, segments,
              coarse ? "ties" : "continuous");
     static const int ks[] = {1, 10, 100, 1000};
-    for (int ki = 0; ki < 4; ki++)
-        compare(g, ix, qs, nq, ks[ki], what);
-    setenv("SPLADE_GPU_SEARCH_CHUNK", "7", 1); /* several chunks per batch, the last one short */
-    compare(g, ix, qs, nq, 10, what);
-    unsetenv("SPLADE_GPU_SEARCH_CHUNK");
+    static const char *kernels[] = {"atomic", "window"}; /* src/query/gpu_search.cu's two ways to add */
+    for (int ke = 0; ke < 2; ke++) {
+        setenv("SPLADE_GPU_SEARCH_KERNEL", kernels[ke], 1);
+        char w2[160];
+        snprintf(w2, sizeof w2, "%s, %s kernel", what, kernels[ke]);
+        for (int ki = 0; ki < 4; ki++)
+            compare(g, ix, qs, nq, ks[ki], w2);
+        setenv("SPLADE_GPU_SEARCH_CHUNK", "7", 1); /* several chunks per batch, the last one short */
+        compare(g, ix, qs, nq, 10, w2);
+        setenv("SPLADE_GPU_SEARCH_WINDOW", "1000", 1); /* windows that are not powers of two, many of them */
+        compare(g, ix, qs, nq, 10, w2);
+        unsetenv("SPLADE_GPU_SEARCH_WINDOW");
+        unsetenv("SPLADE_GPU_SEARCH_CHUNK");
+    }
+    unsetenv("SPLADE_GPU_SEARCH_KERNEL");
     splade_gpu_searcher_free(g);
     for (int i = 0; i < nq; i++)
         splade_qvec_free(&qs[i]);

@@ -40,6 +40,9 @@ struct splade_gpu_search {
     size_t seg_cap;
     void *temp; /* CUB's scratch */
     size_t temp_cap;
+    int sorted_lists; /* every term's postings by ascending rank (sort_lists): the windowed kernel may run */
+    uint64_t *task_off; /* the batch's task offsets per query (windowed kernel) */
+    size_t task_off_cap;
 };
 
 /* One block per task: its postings' products into its query's accumulator. Doc ids are unique
@@ -55,6 +58,54 @@ __global__ void __launch_bounds__(SCATTER_THREADS)
         const uint64_t j = t.start + i;
         atomicAdd(&a[docs[j]], w * imps[j]);
     }
+}
+
+/* The windowed alternative (SPLADE_GPU_SEARCH_KERNEL=window): one block per (query, window of wdocs
+ * documents; SPLADE_GPU_SEARCH_WINDOW, default 16,384 = 64 KiB: two blocks per SM) adds into shared memory, each warp taking one task at a time and only its
+ * postings inside the window (lists sorted by rank: two binary searches), then stores the window
+ * into the accumulator: shared-memory atomics instead of L2 ones, and no zeroing pass. */
+#define WINDOW_DOCS 16384
+#define WINDOW_MAX_DOCS 53248 /* 208 KiB of shared memory */
+#define WINDOW_THREADS 1024
+
+__device__ __forceinline__ uint32_t lower_bound(const uint32_t *d, uint32_t n, uint32_t x)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi) >> 1;
+        if (d[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+__global__ void __launch_bounds__(WINDOW_THREADS)
+    window_kernel(const splade_gpu_task *tasks, const uint64_t *task_off, const uint32_t *docs, const uint8_t *imps,
+                  uint32_t *acc, uint32_t n_docs, uint32_t q0, uint32_t wdocs)
+{
+    extern __shared__ uint32_t win[];
+    const uint32_t w0 = blockIdx.x * wdocs;
+    const uint32_t wn = n_docs - w0 < wdocs ? n_docs - w0 : wdocs;
+    for (uint32_t i = threadIdx.x; i < wn; i += WINDOW_THREADS)
+        win[i] = 0;
+    __syncthreads();
+    const uint32_t q = q0 + blockIdx.y, lane = threadIdx.x & 31;
+    for (uint64_t t = task_off[q] + (threadIdx.x >> 5); t < task_off[q + 1]; t += WINDOW_THREADS / 32) {
+        const splade_gpu_task k = tasks[t];
+        const uint32_t *d = docs + k.start;
+        if (d[k.len - 1] < w0 || d[0] >= w0 + wn)
+            continue; /* (uniform in the warp) */
+        const uint32_t lo = lower_bound(d, k.len, w0), hi = lower_bound(d, k.len, w0 + wn);
+        const uint32_t w = k.qi & 255;
+        for (uint32_t i = lo + lane; i < hi; i += 32)
+            atomicAdd(&win[d[i] - w0], w * imps[k.start + i]);
+    }
+    __syncthreads();
+    uint32_t *a = acc + (size_t)blockIdx.y * n_docs + w0;
+    for (uint32_t i = threadIdx.x; i < wn; i += WINDOW_THREADS)
+        a[i] = win[i];
 }
 
 /* Histogram of digit (s >> shift) & 255 of the nonzero scores whose higher digits equal prefix:
@@ -161,6 +212,7 @@ __global__ void __launch_bounds__(SELECT_THREADS)
  * only; the sums do not depend on it). Lists over 2^31 postings in all are left as they are. */
 static int sort_lists(splade_gpu_search *g, const splade_gpu_postings *p)
 {
+    g->sorted_lists = p->n_postings < 2;
     if (p->n_postings < 2 || p->n_postings > INT_MAX)
         return SPLADE_OK;
     int *off_h = (int *)malloc(((size_t)p->n_terms + 1) * sizeof *off_h);
@@ -199,6 +251,7 @@ static int sort_lists(splade_gpu_search *g, const splade_gpu_postings *p)
                          "%s:%d: sorting %llu postings: %s", __FILE__, __LINE__, (unsigned long long)p->n_postings,
                          cudaGetErrorString(e));
     } else {
+        g->sorted_lists = 1;
         g->docs = kb.Current(); /* the other buffers are freed below */
         g->imps = vb.Current();
         docs2 = kb.Alternate();
@@ -270,6 +323,7 @@ extern "C" void splade_gpu_search_close(splade_gpu_search *g)
     cudaFree(g->begin);
     cudaFree(g->end);
     cudaFree(g->temp);
+    cudaFree(g->task_off);
     if (g->stream)
         cudaStreamDestroy(g->stream);
     (void)cudaGetLastError();
@@ -308,9 +362,11 @@ static int chunk_queries(const splade_gpu_search *g, int nq, int k, int *out)
     return SPLADE_OK;
 }
 
-static int reserve(splade_gpu_search *g, int qc, int k, size_t n_tasks)
+static int reserve(splade_gpu_search *g, int nq, int qc, int k, size_t n_tasks)
 {
     int rc = grow((void **)&g->acc, &g->acc_cap, (size_t)qc * g->n_docs, sizeof *g->acc);
+    if (rc == 0)
+        rc = grow((void **)&g->task_off, &g->task_off_cap, (size_t)nq + 1, sizeof *g->task_off);
     if (rc == 0)
         rc = grow((void **)&g->tasks, &g->tasks_cap, n_tasks ? n_tasks : 1, sizeof *g->tasks);
     size_t keys_cap = g->keys_cap;
@@ -341,20 +397,49 @@ static int sort_keys(splade_gpu_search *g, int m, int k)
     return SPLADE_OK;
 }
 
-/* Queries [q0, q0 + m) into keys / counts (host, row stride k_out). */
-static int run_chunk(splade_gpu_search *g, int q0, int m, const uint64_t *task_off, int k, int k_out,
-                     uint64_t *keys, int *counts)
+/* Which kernel adds the postings: SPLADE_GPU_SEARCH_KERNEL=atomic|window (default: atomic; bench/results
+ * gpu-search-2026-11-25.md compares them). window needs every list sorted by rank. */
+static int use_window(const splade_gpu_search *g)
 {
-    CUDA_TRY(cudaMemsetAsync(g->acc, 0, (size_t)m * g->n_docs * sizeof *g->acc, g->stream));
+    const char *e = getenv("SPLADE_GPU_SEARCH_KERNEL");
+    return g->sorted_lists && e && !strcmp(e, "window");
+}
+
+/* The m queries' accumulators from their tasks. */
+static int accumulate(splade_gpu_search *g, int q0, int m, const uint64_t *task_off)
+{
     const uint64_t t0 = task_off[q0], t1 = task_off[q0 + m];
+    if (use_window(g)) {
+        const char *e = getenv("SPLADE_GPU_SEARCH_WINDOW");
+        uint32_t wdocs = e && atoi(e) > 0 ? (uint32_t)atoi(e) : WINDOW_DOCS;
+        wdocs = wdocs > WINDOW_MAX_DOCS ? WINDOW_MAX_DOCS : wdocs;
+        const size_t smem = wdocs * sizeof(uint32_t);
+        CUDA_TRY(cudaFuncSetAttribute(window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        const dim3 grid((g->n_docs + wdocs - 1) / wdocs, (unsigned)m);
+        window_kernel<<<grid, WINDOW_THREADS, smem, g->stream>>>(g->tasks, g->task_off, g->docs, g->imps, g->acc,
+                                                                 g->n_docs, (uint32_t)q0, wdocs);
+        CUDA_TRY_LAUNCH();
+        return SPLADE_OK;
+    }
+    CUDA_TRY(cudaMemsetAsync(g->acc, 0, (size_t)m * g->n_docs * sizeof *g->acc, g->stream));
     if (t1 > t0) {
         scatter_kernel<<<(unsigned)(t1 - t0), SCATTER_THREADS, 0, g->stream>>>(g->tasks + t0, g->docs, g->imps, g->acc,
                                                                              g->n_docs, (uint32_t)q0);
         CUDA_TRY_LAUNCH();
     }
+    return SPLADE_OK;
+}
+
+/* Queries [q0, q0 + m) into keys / counts (host, row stride k_out). */
+static int run_chunk(splade_gpu_search *g, int q0, int m, const uint64_t *task_off, int k, int k_out,
+                     uint64_t *keys, int *counts)
+{
+    int rc = accumulate(g, q0, m, task_off);
+    if (rc < 0)
+        return rc;
     select_kernel<<<m, SELECT_THREADS, 0, g->stream>>>(g->acc, g->n_docs, k, g->keys, g->begin, g->end);
     CUDA_TRY_LAUNCH();
-    int rc = sort_keys(g, m, k);
+    rc = sort_keys(g, m, k);
     if (rc < 0)
         return rc;
     CUDA_TRY(cudaMemcpy2DAsync(keys + (size_t)q0 * k_out, (size_t)k_out * sizeof *keys, g->sorted,
@@ -383,13 +468,17 @@ extern "C" int splade_gpu_search_run(splade_gpu_search *g, int nq, const uint64_
     int rc = chunk_queries(g, nq, ke, &qc);
     if (rc == 0 && (size_t)qc * ke > INT_MAX)
         qc = (int)(INT_MAX / ke); /* the sort counts keys in an int */
+    if (use_window(g) && qc > 65535)
+        qc = 65535; /* the windowed kernel's grid.y */
     if (rc == 0)
-        rc = reserve(g, qc, ke, n_tasks);
+        rc = reserve(g, nq, qc, ke, n_tasks);
     if (rc < 0)
         return rc;
     if (n_tasks)
         CUDA_TRY(cudaMemcpyAsync(g->tasks, tasks, n_tasks * sizeof *tasks, cudaMemcpyHostToDevice,
                                  g->stream));
+    CUDA_TRY(cudaMemcpyAsync(g->task_off, task_off, ((size_t)nq + 1) * sizeof *task_off, cudaMemcpyHostToDevice,
+                             g->stream));
     for (int q0 = 0; q0 < nq && rc == 0; q0 += qc) {
         const int m = nq - q0 < qc ? nq - q0 : qc;
         rc = run_chunk(g, q0, m, task_off, ke, k, keys, counts);
