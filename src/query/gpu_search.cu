@@ -7,7 +7,9 @@
  * select on the 32-bit score (four 8-bit passes, zeros skipped) and one ordered pass that keeps every
  * document above the k-th score and, among those equal to it, the lowest ranks (the CPU's tie rule),
  * then a segmented sort of the keys score << 32 | ~rank, best first. The chunk is sized so that the
- * accumulators stay within a budget of device memory (SPLADE_GPU_SEARCH_CHUNK overrides it). */
+ * accumulators stay within a budget of device memory (SPLADE_GPU_SEARCH_CHUNK overrides it).
+ * SPLADE_GPU_SEARCH_KERNEL=window adds in shared memory per window of documents instead (window_kernel):
+ * measured slower on 1 M documents (bench/results/gpu-search-2026-11-25.md), kept as an option. */
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
