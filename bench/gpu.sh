@@ -30,7 +30,8 @@
 # Knobs: BENCH_ARGS (bench-lmhead options; default the full grid), PEER_TIMEOUT (s, 240; the peer's
 # encoder rows come last), SKIP_PEER=1, SKIP_SANITIZER=1, SKIP_ENCODER=1, SKIP_AGREEMENT=1 (the GPU vs
 # CPU vectors over all SciFact documents, bf16 and fp32; AGREEMENT_ARGS: its options), SKIP_CLI=1 (the CLI's
-# SciFact build/query/eval on the GPU and the CPU), SKIP_MGPU=1 (issue #17: index bytes of cuda:0 against
+# SciFact build/query/eval on the GPU and the CPU), SKIP_GPU_SEARCH=1 (issue #14: bench/gpu_search.sh, GPU batch
+# search vs the CPU's on SciFact and 1 M synthetic documents), SKIP_MGPU=1 (issue #17: index bytes of cuda:0 against
 # cuda:0,0 / cuda:all, and bench_multi_gpu's scaling; MGPU_SPECS, MGPU_R), SEG_BMP=1 (issue #12: bench/segments_bmp.sh, 1 M documents), SKIP_LAB=1 (the kernel lab: build/lab programs and the
 # tile rows; LAB_LMHEAD_ARGS / LAB_ATTN_ARGS: the programs' options, e.g. "5 7 --B 128 --S 256"), NCU=1
 # (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs: PREBUILT=dir (carried binaries
@@ -132,7 +133,8 @@ initcheck test_lmhead_backends:*/gpu-* synccheck test_lmhead_backends:*/gpu-bf16
 memcheck test_encoder_backends:*/gpu-* racecheck test_encoder_backends:test_long_sequences/gpu-bf16 \
 initcheck test_encoder_backends:*/gpu-* synccheck test_encoder_backends:*/gpu-* \
 memcheck test_gpu_sparse racecheck test_gpu_sparse:test_compact_synthetic initcheck test_gpu_sparse \
-synccheck test_gpu_sparse}
+synccheck test_gpu_sparse memcheck test_gpu_search:test_term_outside_index \
+racecheck test_gpu_search:test_term_outside_index}
     set -f # the cmocka patterns hold '*': no file-name expansion while the specs are split
     set -- $SAN_SPECS
     while [ $# -ge 2 ]; do
@@ -311,6 +313,14 @@ if [ "${SKIP_CLI:-0}" != 1 ] && [ -f .gpu/scifact/queries.jsonl ] && [ -d cache/
     cat "$OUT/cli.txt"
 fi
 
+if [ "${SKIP_GPU_SEARCH:-0}" != 1 ] && [ -f bench/gpu_search.sh ]; then
+    # Issue #14 item 4: GPU batch search against the CPU's batch search (gpu-search.txt)
+    say "GPU batch search: bench/gpu_search.sh (gpu-search.txt)"
+    mk all "$BUILD/bench/bench_gpu_search" "$BUILD/bench/bench_index" >>"$LOG" 2>&1 || say "  build for gpu_search.sh FAILED"
+    BUILD=$BUILD OUT=$OUT GIT_COMMIT=$COMMIT sh bench/gpu_search.sh >>"$LOG" 2>&1 || { say "  gpu_search.sh FAILED"; rc=1; }
+    grep -E '^\| GPU|^\| CPU|identical|^GPU:' "$OUT/gpu-search.txt"
+fi
+
 if [ "${SEG_BMP:-0}" = 1 ]; then
     # Issue #12: BMP over 10 unmerged segments vs one file on this quiet host (bench/segments_bmp.sh)
     say "segments: BMP over 10 segments vs one file (segments_bmp.txt)"
@@ -467,6 +477,6 @@ fi
 # At most 8 files come back from $OUT: everything goes into one archive, and the few files that
 # bench/results/ quotes stay beside it.
 ( cd "$OUT" && tar czf /tmp/gpu-results.tar.gz --exclude=gpu_sh.log . ; mv /tmp/gpu-results.tar.gz . ;
-  ls | grep -vxE 'gpu-results.tar.gz|summary.md|gpu_sh.log|bench_lmhead.json|reference.json|encoder-gpu.txt|lab.txt' | xargs -r rm -f )
+  ls | grep -vxE 'gpu-results.tar.gz|summary.md|gpu_sh.log|bench_lmhead.json|reference.json|encoder-gpu.txt|lab.txt|gpu-search.txt' | xargs -r rm -f )
 say "done (rc $rc)"
 exit $rc

@@ -87,6 +87,21 @@ SPLADE_API int splade_search_batch(const splade_index *ix, const splade_qvec *qs
 SPLADE_API int splade_search_batch_opts(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
                                         const splade_search_opts *o, int threads, splade_hit *hits, int *n_hits);
 
+/* GPU batch search (src/query/gpu_batch.c, src/query/gpu_search.cu): exhaustive term-at-a-time on a
+ * CUDA device, many queries at once, with exactly the CPU's results (the same hits, scores and tie
+ * rule; deleted documents never returned). create uploads the index's live postings (about 5 bytes
+ * per posting of device memory, plus a dense accumulator of 4 bytes per document for each query of a
+ * chunk: the chunk is sized to the free memory); device -1: the current CUDA device. Without a usable
+ * GPU (or a CUDA build) create fails with SPLADE_ERR_NO_GPU: callers fall back to splade_search_batch.
+ * Thread safety: one thread at a time per GPU searcher. */
+typedef struct splade_gpu_searcher splade_gpu_searcher;
+SPLADE_API int splade_gpu_searcher_create(const splade_index *ix, int device, splade_gpu_searcher **out);
+SPLADE_API void splade_gpu_searcher_free(splade_gpu_searcher *g);
+/* Like splade_search_batch: hits has nq x k entries (query i uses hits[i*k ..]), n_hits nq entries.
+ * The index must stay open while the searcher lives. */
+SPLADE_API int splade_gpu_search_batch(splade_gpu_searcher *g, const splade_qvec *qs, int nq, int k, splade_hit *hits,
+                                       int *n_hits);
+
 #ifdef __cplusplus
 }
 #endif

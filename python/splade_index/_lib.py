@@ -217,6 +217,9 @@ _SIGNATURES = {
     "splade_index_segment_info": (c_int, [c_void_p, c_int, P(SegmentInfo)]),
     "splade_index_generation": (c_uint64, [c_void_p]),
     "splade_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, c_int, c_void_p, c_void_p]),
+    "splade_gpu_searcher_create": (c_int, [c_void_p, c_int, P(c_void_p)]),
+    "splade_gpu_searcher_free": (None, [c_void_p]),
+    "splade_gpu_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_void_p, c_void_p]),
 }
 for _name, (_res, _args) in _SIGNATURES.items():
     _f = getattr(lib, _name)

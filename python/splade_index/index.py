@@ -3,6 +3,7 @@ import ctypes
 import math
 import os
 import sys
+import warnings
 import weakref
 
 import numpy as np
@@ -11,7 +12,7 @@ import scipy.sparse as sp
 from . import _call, _lib
 from ._lib import lib, check, byref
 from .encoder import Encoder, Model, as_bytes, _model_paths, sparse_rows_to_csr
-from .errors import CancelledError, NotFoundError, InvalidArgumentError
+from .errors import CancelledError, GPUError, NotFoundError, InvalidArgumentError
 
 # Queries per splade_search_batch call: a larger batch runs on a worker thread (_call.py) and Ctrl-C
 # stops it between two calls.
@@ -158,6 +159,7 @@ class Index:
         self._reopen_args = (self.path, model, device, precision, threads)
         self._model, self._device, self._precision, self._threads = model, device, precision, threads
         self._h = None
+        self._gpu = None  # the GPU searcher (search(device=...)): a handle, False (none usable) or None (not tried)
         self._qenc = None
         self.build_stats = None
         self._open()
@@ -519,7 +521,7 @@ class Index:
                     lib.splade_sparse_free(byref(vecs[i]))
         return enc.encode(list(texts), chunk=None)
 
-    def search(self, queries, k=10, threads=None):
+    def search(self, queries, k=10, threads=None, device="cpu"):
         """Top k of each query -> (ids, scores), numpy arrays of shape (n, k), best first.
 
         queries: texts (str or a list of them; encoded with the index's model, on the CPU unless
@@ -529,16 +531,24 @@ class Index:
         documents is padded with "" and -inf. threads: search threads (None: all cores); results
         do not depend on it. Ctrl-C stops the encoding of text queries before its next batch (they
         are encoded in one group, as the CLI does: see Encoder.encode's chunk) and a search of more
-        than 4,096 queries between two library calls of 4,096."""
+        than 4,096 queries between two library calls of 4,096.
+
+        device: where the batch is searched, "cpu" (default), or "cuda" / "auto": on the GPU
+        (splade_gpu_search_batch: the same results as the CPU's; the index's postings are uploaded at
+        the first such search and stay there until close). Without a usable GPU the CPU searches,
+        after a warning for "cuda" (as `splade-index query --device cuda`)."""
         if k < 1:
             raise InvalidArgumentError(f"k must be >= 1, got {k}")
+        if device not in ("cpu", "cuda", "gpu", "auto"):
+            raise InvalidArgumentError(f'device must be "cpu", "cuda" or "auto", got {device!r}')
         if isinstance(queries, (str, bytes)):
             queries = [queries]
         x = _as_csr(queries, "queries") if sp.issparse(queries) else self._encode_queries(queries)
         if x.shape[0] == 0:
             return np.empty((0, k), dtype=object), np.empty((0, k), dtype=np.float64)
+        gpu = self._gpu_searcher(device)
         if x.shape[0] <= SEARCH_CHUNK:  # one C call of at most a few seconds: no thread to start
-            return self._search_chunk(x, k, threads)
+            return self._search_chunk(x, k, threads, gpu)
         stop = _call.Flag()  # read here between two C calls (the searcher has no flag of its own)
 
         def work():
@@ -546,13 +556,30 @@ class Index:
             for s in range(0, x.shape[0], SEARCH_CHUNK):
                 if stop.is_set():
                     return None
-                i, sc = self._search_chunk(x[s:s + SEARCH_CHUNK], k, threads)
+                i, sc = self._search_chunk(x[s:s + SEARCH_CHUNK], k, threads, gpu)
                 ids.append(i)
                 scores.append(sc)
             return np.concatenate(ids), np.concatenate(scores)
         return _call.run(work, flags=(stop,))
 
-    def _search_chunk(self, x, k, threads):
+    def _gpu_searcher(self, device):
+        """The GPU searcher for device "cuda"/"auto" (created once), or None: the CPU searches."""
+        if device == "cpu":
+            return None
+        if self._gpu is None:
+            h = ctypes.c_void_p()
+            try:
+                check(lib.splade_gpu_searcher_create(self._h, -1, byref(h)))
+                self._gpu = h.value
+            except GPUError as e:  # no usable GPU (or not enough memory on it): the CPU
+                self._gpu, self._gpu_why = False, str(e)
+        if self._gpu is False:
+            if device != "auto":
+                warnings.warn(f"GPU search unavailable ({self._gpu_why}); searching on the CPU", stacklevel=3)
+            return None
+        return self._gpu
+
+    def _search_chunk(self, x, k, threads, gpu=None):
         nq, n_terms = x.shape[0], self.info["n_terms"]
         qs = (_lib.Qvec * max(nq, 1))()
         base, size = ctypes.addressof(qs), ctypes.sizeof(_lib.Qvec)
@@ -565,8 +592,11 @@ class Index:
                 built += 1
             hits = np.zeros((nq, k), dtype=_HIT)
             n_hits = np.zeros(nq, dtype=np.int32)
-            check(lib.splade_search_batch(self._h, base, nq, k, _lib.ALGO_AUTO, int(threads or 0),
-                                          hits.ctypes.data, n_hits.ctypes.data))
+            if gpu:
+                check(lib.splade_gpu_search_batch(gpu, base, nq, k, hits.ctypes.data, n_hits.ctypes.data))
+            else:
+                check(lib.splade_search_batch(self._h, base, nq, k, _lib.ALGO_AUTO, int(threads or 0),
+                                              hits.ctypes.data, n_hits.ctypes.data))
             qmax = np.frombuffer(qs, dtype=_QMAX, count=nq)["query_max"].astype(np.float64)
         finally:
             for i in range(built):
@@ -580,6 +610,9 @@ class Index:
 
     def close(self):
         """Unmaps the index now (also done when the object is collected)."""
+        if getattr(self, "_gpu", None):  # before the index it reads
+            lib.splade_gpu_searcher_free(self._gpu)
+        self._gpu = None
         if getattr(self, "_h", None):
             lib.splade_index_close(self._h)
             self._h = None

@@ -127,3 +127,28 @@ def test_large_batch_runs_in_chunks_with_the_same_answers(example_index, encoder
     assert (bids == np.tile(ids, (reps, 1))).all() and (bscores == np.tile(scores, (reps, 1))).all()
     e_ids, e_scores = ix.search(Q[:0], k=7)
     assert e_ids.shape == e_scores.shape == (0, 7)
+
+
+def test_search_device_gpu_equals_cpu(example_index, encoder):
+    """search(device="cuda"/"auto") answers exactly as the CPU (on the GPU when one is usable; else
+    the CPU after one warning for "cuda", none for "auto"); a bad device is an InvalidArgumentError."""
+    import warnings
+    from splade_index import Index, InvalidArgumentError
+    queries = [q["text"] for q in read_jsonl(os.path.join(EXAMPLE, "queries.jsonl"))]
+    ix = Index.open(example_index)
+    enc = encoder.encode(queries)
+    x = sp.vstack([enc, sp.csr_matrix((1, enc.shape[1]), dtype=enc.dtype)]).tocsr()  # and an empty query
+    want = ix.search(x, k=7)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = ix.search(x, k=7, device="cuda")
+        got_auto = ix.search(x, k=7, device="auto")
+    for a, b in (got, want), (got_auto, want):
+        assert (a[0] == b[0]).all() and np.array_equal(a[1], b[1])
+    if ix._gpu is False:  # no usable GPU: one warning ("cuda"), none for "auto"
+        assert len(w) == 1 and "GPU search unavailable" in str(w[0].message)
+    else:
+        assert not w and ix._gpu
+    with pytest.raises(InvalidArgumentError):
+        ix.search(x, k=7, device="gpux")
+    ix.close()

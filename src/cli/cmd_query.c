@@ -34,7 +34,9 @@ static const char usage_text[] =
     "Approximate (auto and wtaat): --query-cut N searches only the query's N heaviest terms;\n"
     "--bound-factor F (0 < F < 1) skips doc-id ranges whose bound x F cannot beat the k-th score.\n"
     "--precision: the GPU's number format when --device puts the encoder there, bf16 (default) or\n"
-    "fp32 (the CPU's vectors).\n";
+    "fp32 (the CPU's vectors).\n"
+    "--device cuda (or auto) with --queries / --vector-queries also searches the batch on the GPU: exact,\n"
+    "the same run as the CPU's; without a usable GPU a one-line notice, then the CPU.\n";
 
 typedef struct {
     const char *text, *index, *queries, *vqueries, *output, *tag;
@@ -99,6 +101,11 @@ static int parse(int argc, char **argv, query_opts *o)
     int inputs = !!o->text + !!o->queries + !!o->vqueries;
     if (optind < argc || inputs != 1 || (o->text && o->output)) {
         fprintf(stderr, "splade-index query: give one of \"TEXT\", --queries or --vector-queries\n%s", usage_text);
+        return 2;
+    }
+    splade_device d;
+    if (o->enc.device && splade_parse_device(o->enc.device, &d)) {
+        fprintf(stderr, "splade-index query: %s\n", splade_error_detail());
         return 2;
     }
     splade_precision p;
@@ -196,6 +203,42 @@ static int run_single(splade_index *ix, const query_opts *o)
     return rc;
 }
 
+/* 1 when the GPU searched the batch into hits; 0 when the CPU must (not asked for, approximate
+ * options, or no usable GPU: then a one-line notice); < 0 on an error of ours (memory, arguments). */
+static int search_on_gpu(splade_index *ix, const query_opts *o, const splade_query_set *qs, splade_hit *hits,
+                         int *n_hits)
+{
+    splade_device d = SPLADE_DEVICE_CPU;
+    if (!o->enc.device || splade_parse_device(o->enc.device, &d) || d == SPLADE_DEVICE_CPU)
+        return 0;
+    if (o->approx.query_cut || o->approx.bound_factor) {
+        fprintf(stderr, "splade-index query: --query-cut / --bound-factor are CPU-only (the GPU search is exact); "
+                        "searching on the CPU\n");
+        return 0;
+    }
+    splade_gpu_searcher *g;
+    int rc = splade_gpu_searcher_create(ix, -1, &g);
+    if (rc == 0) {
+        rc = splade_gpu_search_batch(g, qs->q, qs->n, o->k, hits, n_hits);
+        splade_gpu_searcher_free(g);
+    }
+    if (rc == 0)
+        return 1;
+    if (rc != SPLADE_ERR_NO_GPU && rc != SPLADE_ERR_GPU_OOM && rc != SPLADE_ERR_CUDA)
+        return rc;
+    fprintf(stderr, "splade-index query: GPU search unavailable (%s); searching on the CPU\n", splade_error_detail());
+    return 0;
+}
+
+static int search_batch(splade_index *ix, const query_opts *o, const splade_query_set *qs, splade_hit *hits,
+                        int *n_hits)
+{
+    int rc = search_on_gpu(ix, o, qs, hits, n_hits);
+    if (rc != 0)
+        return rc < 0 ? rc : SPLADE_OK;
+    return splade_search_batch_opts(ix, qs->q, qs->n, o->k, o->algo, &o->approx, o->threads, hits, n_hits);
+}
+
 static int run_batch(splade_index *ix, const query_opts *o)
 {
     splade_query_set qs;
@@ -205,7 +248,7 @@ static int run_batch(splade_index *ix, const query_opts *o)
         return rc;
     splade_hit *hits = malloc(((size_t)qs.n * (size_t)o->k + 1) * sizeof *hits);
     int *n_hits = malloc(((size_t)qs.n + 1) * sizeof *n_hits);
-    rc = hits && n_hits ? splade_search_batch_opts(ix, qs.q, qs.n, o->k, o->algo, &o->approx, o->threads, hits, n_hits)
+    rc = hits && n_hits ? search_batch(ix, o, &qs, hits, n_hits)
                         : splade_fail(SPLADE_ERR_NOMEM, "results of %d queries", qs.n);
     if (rc == 0)
         rc = write_run(ix, &qs, hits, n_hits, o->k, o->output ? o->output : "-", o->tag);

@@ -31,6 +31,7 @@
 #include "splade.h"
 #include "encoder/gpu_encoder.h"
 #include "lmhead_fused/lmhead.h"
+#include "query/gpu_search.h"
 
 #define CUDA_DRIVER "libcuda.so.1"
 
@@ -50,7 +51,11 @@
     X(splade_lmhead_gpu)                                                                          \
     X(splade_lmhead_fused_plan)                                                                   \
     X(splade_lmhead_gpu_fused)                                                                    \
-    X(splade_lmhead_gpu_fp32)
+    X(splade_lmhead_gpu_fp32)                                                                     \
+    X(splade_gpu_search_open)                                                                     \
+    X(splade_gpu_search_run)                                                                      \
+    X(splade_gpu_search_bytes)                                                                    \
+    X(splade_gpu_search_close)
 
 #define API_FIELD(fn) __typeof__(fn) *fn;
 typedef struct {
@@ -260,4 +265,33 @@ int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a,
     if (!cuda_loaded())
         return no_gpu();
     return api.splade_lmhead_gpu_fused(path, a, stream);
+}
+
+int splade_gpu_search_open(const splade_gpu_postings *p, int device, splade_gpu_search **out)
+{
+    if (cuda_loaded())
+        return api.splade_gpu_search_open(p, device, out);
+    if (out)
+        *out = NULL;
+    return no_gpu();
+}
+
+int splade_gpu_search_run(splade_gpu_search *g, int nq, const uint64_t *task_off, const splade_gpu_task *tasks, int k,
+                          uint64_t *keys, int *counts)
+{
+    if (!cuda_loaded())
+        return no_gpu();
+    return api.splade_gpu_search_run(g, nq, task_off, tasks, k, keys, counts);
+}
+
+/* A GPU search exists only once the object is loaded: NULL never loads it. */
+size_t splade_gpu_search_bytes(const splade_gpu_search *g)
+{
+    return g ? api.splade_gpu_search_bytes(g) : 0;
+}
+
+void splade_gpu_search_close(splade_gpu_search *g)
+{
+    if (g)
+        api.splade_gpu_search_close(g);
 }

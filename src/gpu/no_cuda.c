@@ -8,6 +8,7 @@
 #include "splade.h"
 #include "encoder/gpu_encoder.h"
 #include "lmhead_fused/lmhead.h"
+#include "query/gpu_search.h"
 
 int splade_gpu_probe(char *name, size_t name_len)
 {
@@ -111,3 +112,26 @@ int splade_lmhead_gpu_fused(splade_fused_path path, const splade_lmhead_args *a,
     (void)path, (void)a, (void)stream;
     return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
 }
+
+int splade_gpu_search_open(const splade_gpu_postings *p, int device, splade_gpu_search **out)
+{
+    (void)p, (void)device;
+    if (out)
+        *out = NULL;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+int splade_gpu_search_run(splade_gpu_search *g, int nq, const uint64_t *task_off, const splade_gpu_task *tasks, int k,
+                          uint64_t *keys, int *counts)
+{
+    (void)g, (void)nq, (void)task_off, (void)tasks, (void)k, (void)keys, (void)counts;
+    return splade_fail(SPLADE_ERR_NO_GPU, "this build has no CUDA support");
+}
+
+size_t splade_gpu_search_bytes(const splade_gpu_search *g)
+{
+    (void)g;
+    return 0;
+}
+
+void splade_gpu_search_close(splade_gpu_search *g) { (void)g; }
