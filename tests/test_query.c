@@ -367,10 +367,10 @@ static void test_reorder_independent_of_threads(void **state)
     free_collection(&c);
 }
 
-/* Approximate wtaat (splade_search_opts): options of no effect give the exact answer; so does
- * query_cut alone (the light terms still complete every candidate that may win: no factor, no loss);
- * a bound factor < 1 returns hits with their exact scores, best first, never more than the exact
- * answer's, among the exact answer's documents or below its k-th score; bad options are refused. */
+/* Approximate wtaat (splade_search_opts): options of no effect give the exact answer; query_cut = 1
+ * gives the exact answer of the query reduced to its heaviest term; a bound factor < 1 returns
+ * hits with their exact scores, best first, never more than the exact answer's, among the exact
+ * answer's documents or below its k-th score; bad options are refused. */
 static void test_approximate_options(void **state)
 {
     (void)state;
@@ -401,12 +401,21 @@ static void test_approximate_options(void **state)
                 assert_true(got[i].score <= got[i - 1].score);
             assert_true(got[i].score <= want[i].score); /* the i-th best can only get worse */
         }
-        for (int cut = 1; cut <= 4; cut += 3) {
-            splade_search_opts only_cut = {cut, 0};
-            assert_int_equal(splade_searcher_set_opts(s, &only_cut), 0);
+        if (q.n > 0) { /* the heaviest term alone: first of the largest impacts, by term id */
+            int top = 0;
+            for (int i = 1; i < q.n; i++)
+                top = q.impacts[i] > q.impacts[top] ? i : top;
+            splade_qvec one = {1, &q.terms[top], &q.impacts[top], q.query_max};
+            splade_search_opts cut = {1, 0};
+            int n1 = brute_force(&c, &one, K, want), ties = 0;
+            for (int i = 0; i < q.n; i++)
+                ties += q.impacts[i] == q.impacts[top];
+            assert_int_equal(splade_searcher_set_opts(s, &cut), 0);
             assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_WTAAT, got, &ng), 0);
-            assert_int_equal(ng, nw);
-            assert_memory_equal(got, want, (size_t)nw * sizeof *got);
+            if (ties == 1) { /* (equal impacts: either term may be kept) */
+                assert_int_equal(ng, n1);
+                assert_memory_equal(got, want, (size_t)n1 * sizeof *got);
+            }
         }
         splade_qvec_free(&q);
     }
@@ -421,82 +430,6 @@ static void test_approximate_options(void **state)
     free_collection(&c);
 }
 
-/* Exact score of every internal id for q (the brute force's sums). */
-static uint32_t *all_scores(const collection *c, const splade_qvec *q)
-{
-    uint32_t *sc = calloc((size_t)c->n_docs + 1, sizeof *sc);
-    float max = splade_scale_max(c->max / 255.0f);
-    for (uint32_t d = 0; d < c->n_docs; d++)
-        for (int i = 0; i < c->len[d]; i++)
-            for (int j = 0; j < q->n; j++)
-                if (q->terms[j] == c->terms[d][i])
-                    sc[c->internal[d]] += q->impacts[j] * (uint32_t)splade_quantize(c->w[d][i], max);
-    return sc;
-}
-
-/* query_cut with a bound factor (Seismic's scheme): on random collections of 30,000 documents (dense
- * range tables, several windows), every hit carries its document's exact score, hits are best first
- * and distinct, and recall@10 against the brute force (a hit counts when its score reaches the exact
- * k-th score: ties) stays above a floor per setting: measured 0.99 / 0.96 / 0.91 for the three
- * settings below over 3 seeds x 30 queries of 20-40 terms; floors 0.95 / 0.88 / 0.80. A smaller
- * factor can only find fewer: recall is monotone over the settings. */
-static void test_query_cut_recall(void **state)
-{
-    (void)state;
-    static const splade_search_opts set[] = {{8, 0.7f}, {4, 0.5f}, {2, 0.3f}};
-    static const double floor_[] = {0.95, 0.88, 0.80};
-    enum { K = 10, NS = 3 };
-    double found[NS] = {0}, total = 0;
-    for (uint64_t seed = 1; seed <= 3; seed++) {
-        rng = seed * 7919 + 5;
-        collection c;
-        make_collection(&c, 30000, 600, 120, 0);
-        char *dir = tmp_dir();
-        splade_index *ix = build(&c, dir);
-        splade_searcher *s;
-        assert_int_equal(splade_searcher_create(ix, &s), 0);
-        for (int qi = 0; qi < 30; qi++) {
-            int32_t terms[40];
-            float w[40];
-            int n = 20 + (int)(rnd() % 21);
-            for (int i = 0; i < n; i++) {
-                terms[i] = rnd_term(c.n_terms);
-                w[i] = rnd_weight(0);
-            }
-            splade_qvec q;
-            assert_int_equal(splade_qvec_build(terms, w, n, (uint32_t)c.n_terms, &q), 0);
-            splade_hit want[K], got[K];
-            int nw = brute_force(&c, &q, K, want), ng = -1;
-            uint32_t *sc = all_scores(&c, &q);
-            total += nw;
-            for (int a = 0; a < NS; a++) {
-                assert_int_equal(splade_searcher_set_opts(s, &set[a]), 0);
-                assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_AUTO, got, &ng), 0);
-                assert_true(ng <= nw);
-                for (int i = 0; i < ng; i++) {
-                    assert_int_equal(got[i].score, sc[got[i].doc]);
-                    if (i > 0)
-                        assert_true(got[i].score <= got[i - 1].score && got[i].doc != got[i - 1].doc);
-                    found[a] += nw > 0 && got[i].score >= want[nw - 1].score;
-                }
-            }
-            free(sc);
-            splade_qvec_free(&q);
-        }
-        splade_searcher_free(s);
-        splade_index_close(ix);
-        remove_index(dir);
-        free_collection(&c);
-    }
-    for (int a = 0; a < NS; a++) {
-        print_message("query_cut %d bound_factor %.1f: recall@10 %.3f\n", set[a].query_cut,
-                      (double)set[a].bound_factor, found[a] / total);
-        assert_true(found[a] / total >= floor_[a]);
-        if (a > 0)
-            assert_true(found[a] <= found[a - 1]);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,7 +438,6 @@ int main(void)
         cmocka_unit_test(test_batch_same_for_any_thread_count),
         cmocka_unit_test(test_reorder_independent_of_threads),
         cmocka_unit_test(test_approximate_options),
-        cmocka_unit_test(test_query_cut_recall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,15 +16,8 @@
  *  - then only live, touched ranges are scanned for hits and zeroed.
  * Exact: a range is dropped only when its bound is strictly below the k-th score (an equal bound may
  * still win on the sequence number), and every document of a live range gets all its postings.
- * Approximate (splade_search_opts), Seismic's scheme without its forward index:
- *  - bound_factor F alone: a range is dropped unless bound × F beats the k-th score (Seismic's heap
- *    factor); inside a window, the MaxScore tests use bound × F too;
- *  - query_cut N: the query's N heaviest terms (and every term with a sparse range table: short
- *    lists) are scored over the live ranges; the other terms, the light ones, only complete the
- *    ranges where some document's partial score plus F × their range maxima beats the k-th score
- *    (F = 1: exact). Every document offered has its exact score, so recall is lost only by
- *    candidates never completed, not by scores that miss the light terms (dropping them outright
- *    cost as much recall as it saved time on real vectors: bench/results/query-2026-11-25b.md). */
+ * Approximate (splade_search_opts): keep only the query's heaviest terms, and/or drop a range unless
+ * bound × bound_factor beats the k-th score (Seismic's heap factor). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,17 +35,15 @@
 struct splade_wtaat {
     uint32_t max_ranges, words;  /* ranges of the largest segment; 64-bit words (= windows) per bitmap */
     uint32_t *ub;                /* bound per range */
-    uint32_t *lub;               /* the light terms' share of it (query_cut) */
     uint32_t *ids;               /* decoded range ids (sparse tables), then window order */
     uint32_t *wub;               /* bound per window */
     uint64_t *present;           /* per term, a bit per range where it occurs */
     uint8_t *wmax;               /* per term, its largest impact in each window */
     const uint8_t **dense;       /* per term, its dense range maxima (NULL: a sparse table) */
     int n_dense;                 /* terms with dense tables: the first n_dense of use[] */
-    int n_light;                 /* query_cut's light terms: the first n_light of use[] (dense tables) */
     uint32_t ne_ub[64];          /* bound of the non-essential terms per range of a window */
     int terms_cap;
-    cursor **use;                /* the cursors searched: light ones, dense tables, sparse tables */
+    cursor **use;                /* the cursors searched (all, or the heaviest query_cut) */
     uint32_t acc[WINDOW];
 };
 
@@ -61,7 +52,6 @@ void splade_wtaat_free(struct splade_wtaat *w)
     if (!w)
         return;
     free(w->ub);
-    free(w->lub);
     free(w->ids);
     free(w->wub);
     free(w->present);
@@ -82,10 +72,9 @@ static struct splade_wtaat *scratch(splade_searcher *s, int n)
         w->max_ranges = (uint32_t)((splade_index_max_segment_docs(s->ix) + RANGE_DOCS - 1) / RANGE_DOCS);
         w->words = w->max_ranges / 64 + 1;
         w->ub = malloc((size_t)w->words * 64 * sizeof *w->ub);
-        w->lub = malloc((size_t)w->words * 64 * sizeof *w->lub);
         w->ids = malloc(((size_t)w->words * 64 + 16) * sizeof *w->ids); /* decoder may write ahead */
         w->wub = malloc((size_t)w->words * sizeof *w->wub);
-        if (!w->ub || !w->lub || !w->ids || !w->wub)
+        if (!w->ub || !w->ids || !w->wub)
             return NULL;
     }
     if (n > w->terms_cap) {
@@ -142,40 +131,40 @@ static int by_qw_desc(const void *a, const void *b)
     return (x->qw < y->qw) - (x->qw > y->qw);
 }
 
-/* The order in which terms become non-essential: query_cut's light terms (dense tables, outside the
- * query_cut largest query impacts), then the other dense-table terms (MaxScore may make them
- * non-essential: their maxima per range are at hand), then sparse tables (few postings: always
- * scored); each class by ascending bound. The sort key: the class, the bound, the cursor's index. */
+/* Terms with dense range tables first (only they may be non-essential: their maxima per range are
+ * at hand; a sparse table's term has few postings and is always scored), then by ascending bound.
+ * The sort key: bit 63 set for a sparse table, the bound, the cursor's index. */
 static int by_key(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
-/* Orders the n cursors into w->use (above) and their terms into term_of; sets n_dense, n_light. */
-static void pick_terms(splade_searcher *s, struct splade_wtaat *w, int n, int query_cut, int32_t *term_of)
+/* The cursors to search (all of them, or the query_cut with the largest query impacts), by ascending
+ * upper bound: the order in which MaxScore makes terms non-essential. */
+static int pick_terms(splade_searcher *s, struct splade_wtaat *w, int n, int query_cut, int32_t *term_of)
 {
     for (int i = 0; i < n; i++)
         w->use[i] = &s->cursors[i];
-    int cut = query_cut > 0 && query_cut < n ? query_cut : n;
-    if (cut < n)
-        qsort(w->use, (size_t)n, sizeof *w->use, by_qw_desc); /* the heaviest first */
-    uint64_t key[n > 0 ? n : 1];
-    w->n_dense = w->n_light = 0;
-    for (int i = 0; i < n; i++) {
+    if (query_cut <= 0 || query_cut >= n)
+        query_cut = n;
+    else
+        qsort(w->use, (size_t)n, sizeof *w->use, by_qw_desc);
+    uint64_t key[query_cut > 0 ? query_cut : 1];
+    w->n_dense = 0;
+    for (int i = 0; i < query_cut; i++) {
         splade_term_ranges tr;
         int idx = (int)(w->use[i] - s->cursors);
         splade_index_ranges(s->seg->ix, s->terms[idx], &tr);
-        uint64_t cls = !tr.dense ? 2 : i >= cut ? 0 : 1;
         w->n_dense += tr.dense;
-        w->n_light += cls == 0;
-        key[i] = cls << 62 | (uint64_t)w->use[i]->ub << 32 | (uint32_t)idx; /* ub <= 255 x 255 */
+        key[i] = (uint64_t)!tr.dense << 63 | (uint64_t)w->use[i]->ub << 32 | (uint32_t)idx; /* ub <= 255 x 255 */
     }
-    qsort(key, (size_t)n, sizeof *key, by_key);
-    for (int i = 0; i < n; i++) {
+    qsort(key, (size_t)query_cut, sizeof *key, by_key);
+    for (int i = 0; i < query_cut; i++) {
         w->use[i] = &s->cursors[(uint32_t)key[i]];
         term_of[i] = s->terms[(uint32_t)key[i]];
     }
+    return query_cut;
 }
 
 /* Could a document with this bound enter, given the factor? (Not full: any positive bound.) */
@@ -188,27 +177,14 @@ static inline int bound_live(const topk *t, uint32_t bound, float factor)
     return bound >= t->h[0].score;
 }
 
-/* query_cut: could a document whose scored terms give (or bound) `known`, and the light terms at
- * most `rest`, still enter? The factor discounts only the light terms' bound. */
-static inline int partial_live(const topk *t, uint32_t known, uint32_t rest, float factor)
-{
-    if (t->n < t->k)
-        return known + rest > 0;
-    if (factor < 1.0f)
-        return (float)known + factor * (float)rest > (float)t->h[0].score;
-    return known + rest >= t->h[0].score;
-}
-
 /* Mask of the window's ranges that can still win. */
 static uint64_t live_ranges(const struct splade_wtaat *w, uint32_t win, uint32_t n_ranges, const topk *t,
                             float factor)
 {
     uint64_t live = 0;
     uint32_t first = win * 64, n = n_ranges - first < 64 ? n_ranges - first : 64;
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t ub = w->ub[first + j], rest = w->n_light ? w->lub[first + j] : 0;
-        live |= (uint64_t)(w->n_light ? partial_live(t, ub - rest, rest, factor) : bound_live(t, ub, factor)) << j;
-    }
+    for (uint32_t j = 0; j < n; j++)
+        live |= (uint64_t)bound_live(t, w->ub[first + j], factor) << j;
     return live;
 }
 
@@ -367,17 +343,15 @@ static void ne_bounds(struct splade_wtaat *w, int ne, uint32_t win, uint32_t n_r
     }
 }
 
-/* Ranges of `ranges` holding a document whose accumulated score plus rest[range] may still win
- * (light: query_cut's test, partial_live). */
-static uint64_t candidates(const uint32_t *acc, uint64_t ranges, const uint32_t *rest, const topk *t, float factor,
-                           int light)
+/* Ranges of `ranges` holding a document whose accumulated score plus rest[range] may still win. */
+static uint64_t candidates(const uint32_t *acc, uint64_t ranges, const uint32_t *rest, const topk *t, float factor)
 {
     uint64_t cand = 0;
     for (uint64_t m = ranges; m; m &= m - 1) {
         uint32_t r = (uint32_t)__builtin_ctzll(m), best = 0;
         for (uint32_t j = 0; j < RANGE_DOCS; j++) /* vectorized */
             best = acc[r * RANGE_DOCS + j] > best ? acc[r * RANGE_DOCS + j] : best;
-        if (light ? partial_live(t, best, rest[r], factor) : bound_live(t, best + rest[r], factor))
+        if (bound_live(t, best + rest[r], factor))
             cand |= 1ull << r;
     }
     return cand;
@@ -387,19 +361,18 @@ static uint64_t candidates(const uint32_t *acc, uint64_t ranges, const uint32_t 
  * the k-th score are non-essential (a document holding only them cannot win). The essential terms
  * are added into the accumulator over the live ranges; the non-essential ones only over the ranges
  * where some document's sum plus their range maxima may still win, and only those ranges are
- * collected. Every document of a collected range has all its postings added, so its score is exact.
- * With query_cut the light terms are the non-essential ones, always; a live range none of the
- * others touched is a candidate too (its documents may hold light terms only). */
+ * collected. Every document
+ * of a collected range has all its postings added, so its score is exact. */
 static void score_window(splade_searcher *s, int n, uint32_t win, uint32_t n_ranges, topk *t, float factor,
                          scatter_fn *scatter)
 {
     struct splade_wtaat *w = s->wt;
-    if (!bound_live(t, w->wub[win], w->n_light ? 1.0f : factor))
+    if (!bound_live(t, w->wub[win], factor))
         return;
     uint64_t live = live_ranges(w, win, n_ranges, t, factor), touched = 0, scan;
     uint32_t base = win * WINDOW, rest = 0;
-    int ne = w->n_light;
-    while (!w->n_light && ne < w->n_dense) {
+    int ne = 0;
+    while (ne < w->n_dense) {
         uint32_t b = rest + w->use[ne]->qw * w->wmax[(size_t)ne * w->words + win];
         if (bound_live(t, b, factor))
             break;
@@ -411,10 +384,10 @@ static void score_window(splade_searcher *s, int n, uint32_t win, uint32_t n_ran
         if (want)
             touched |= score_term(s, w->use[i], want, base, scatter);
     }
-    scan = w->n_light ? live : live & touched;
+    scan = live & touched;
     if (ne > 0 && scan) {
         ne_bounds(w, ne, win, n_ranges);
-        scan = candidates(w->acc, scan, w->ne_ub, t, factor, w->n_light > 0);
+        scan = candidates(w->acc, scan, w->ne_ub, t, factor);
         for (int i = 0; i < ne && scan; i++) {
             uint64_t want = w->present[(size_t)i * w->words + win] & scan;
             if (want)
@@ -443,18 +416,13 @@ int splade_wtaat(splade_searcher *s, int n, topk *t, const splade_search_opts *o
     if (!w)
         return -1;
     int32_t term_of[n > 0 ? n : 1];
-    pick_terms(s, w, n, o ? o->query_cut : 0, term_of);
+    n = pick_terms(s, w, n, o ? o->query_cut : 0, term_of);
     float factor = o && o->bound_factor > 0 && o->bound_factor < 1 ? o->bound_factor : 1.0f;
     uint32_t n_ranges = (s->seg->n_docs + RANGE_DOCS - 1) / RANGE_DOCS;
     memset(w->ub, 0, (size_t)n_ranges * sizeof *w->ub);
-    memset(w->lub, 0, (size_t)n_ranges * sizeof *w->lub);
-    for (int i = 0; i < n; i++) {
-        uint64_t *present = w->present + (size_t)i * w->words;
-        add_term_ranges(w, s->seg, term_of[i], w->use[i]->qw, present, w->wmax + (size_t)i * w->words, &w->dense[i],
-                        n_ranges);
-        if (i < w->n_light) /* (sets the same presence bits again) */
-            splade_dense_ranges_add(w->dense[i], n_ranges, w->use[i]->qw, w->lub, present);
-    }
+    for (int i = 0; i < n; i++)
+        add_term_ranges(w, s->seg, term_of[i], w->use[i]->qw, w->present + (size_t)i * w->words,
+                        w->wmax + (size_t)i * w->words, &w->dense[i], n_ranges);
     uint32_t n_win = window_bounds(w, n_ranges);
     scatter_fn *scatter = pick_scatter();
     uint32_t primed[PRIME], n_primed = 0;
