@@ -2,11 +2,20 @@
  * below); otherwise the method for one query on one segment, from the query's postings per document
  * of the segment (rho = the sum of its lists' lengths / documents), measured per collection in
  * bench/results/query-2026-11-25.md:
- *  - rho >= RHO_DENSE: the query touches each document many times (real SPLADE vectors: ~50 query
- *    terms over lists that cover much of the collection; rho 7.5 on average on the realistic one,
- *    10 on SciFact), no bound prunes enough to pay for its upkeep, and exhaustive TAAT is fastest;
+ *  - rho >= documents / RHO_DOCS: the query touches each document many times (real SPLADE vectors:
+ *    ~50 query terms over lists that cover much of the collection; rho 7.5 on average on the
+ *    realistic one, 10 on SciFact), no bound prunes enough to pay for its upkeep, and exhaustive TAAT
+ *    is fastest;
  *  - below: bounds prune (synthetic topical vectors, rho 3.3: windowed TAAT scores 9% of the
  *    postings and beats BMP and TAAT at 200 k documents).
+ * The threshold grows with the segment: TAAT's advantage on dense queries shrinks as its
+ * accumulators grow (the realistic collection's first 48 k documents: TAAT alone is the fastest at
+ * the median; its first 75 k: TAAT and wtaat level; all 100 k: wtaat 10% ahead of TAAT). A fixed
+ * threshold (8, below) mixed the two methods on the realistic 100 k and left auto +13% above wtaat
+ * at the median; rho >= documents / 8192 (12.2 at 100 k, 5.9 at 48 k) replays within +0.2% / +1.6% /
+ * +2.3% of the best method at 100 k / 75 k / 48 k and +3.0% on a synthetic 50 k (where a fixed 4
+ * gives +13.6%), measured in bench/results/query-2026-11-25b.md. The earlier fixed threshold's
+ * history follows.
  * rho alone does not separate the two kinds of queries (synthetic ones up to rho 8 gain from wtaat,
  * real ones from rho 3 up lose up to 25% with it at 40 k documents). Replaying the per-query thread
  * CPU times of taat and wtaat (2 rounds each) through the rule, against the better method of each
@@ -32,7 +41,7 @@
 #include "index/format.h"
 #include "query/search_internal.h"
 
-#define RHO_DENSE 8.0
+#define RHO_DOCS 8192.0 /* TAAT when rho >= documents / RHO_DOCS (above) */
 #define TAAT_MAX_DOCS (1u << 17) /* 512 KB of accumulators */
 #define WTAAT_MIN_DOCS (2u << 12) /* two windows: both scored first, nothing left to prune (wtaat.c) */
 #define BMP_MIN_GAIN 1.19         /* the query's clustering gain from which BMP is taken (below) */
@@ -125,5 +134,6 @@ splade_algo splade_choose_algo(const splade_searcher *s, int n)
     uint32_t n_docs = s->seg->n_docs;
     if (n_docs <= WTAAT_MIN_DOCS)
         return SPLADE_ALGO_TAAT;
-    return n_docs <= TAAT_MAX_DOCS && (double)postings >= RHO_DENSE * n_docs ? SPLADE_ALGO_TAAT : SPLADE_ALGO_WTAAT;
+    return n_docs <= TAAT_MAX_DOCS && (double)postings * RHO_DOCS >= (double)n_docs * n_docs ? SPLADE_ALGO_TAAT
+                                                                                            : SPLADE_ALGO_WTAAT;
 }
