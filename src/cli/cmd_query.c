@@ -32,7 +32,8 @@ static const char usage_text[] =
     "TREC: qid Q0 docid rank score tag. --algo auto|wtaat|bmp|wmaxscore|bmm|maxscore|taat picks the top-k\n"
     "method (all exact and equal; default auto, which picks per query: bench/results/query-2026-11-25.md).\n"
     "Approximate (auto and wtaat): --query-cut N searches only the query's N heaviest terms;\n"
-    "--bound-factor F (0 < F < 1) skips doc-id ranges whose bound x F cannot beat the k-th score.\n"
+    "--bound-factor F (0 < F < 1) skips doc-id ranges whose bound x F cannot beat the k-th score\n"
+    "(auto may answer more exactly: BMP and small segments skip nothing).\n"
     "--precision: the GPU's number format when --device puts the encoder there, bf16 (default) or\n"
     "fp32 (the CPU's vectors).\n";
 
