@@ -430,6 +430,54 @@ static void test_approximate_options(void **state)
     free_collection(&c);
 }
 
+/* The default method with query_cut on a collection small enough for TAAT: exactly the brute force
+ * of the query reduced to its query_cut terms of largest impact among those with postings (ties: the
+ * first in term order), whatever the bound factor (TAAT skips nothing). */
+static void test_query_cut_taat(void **state)
+{
+    (void)state;
+    rng = 4242;
+    collection c;
+    make_collection(&c, 3000, 200, 50, 1); /* coarse weights: many tied impacts */
+    char *dir = tmp_dir();
+    splade_index *ix = build(&c, dir);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    char *has = calloc((size_t)c.n_terms, 1);
+    for (uint32_t d = 0; d < c.n_docs; d++)
+        for (int i = 0; i < c.len[d]; i++)
+            has[c.terms[d][i]] = 1;
+    enum { K = 10 };
+    for (int qi = 0; qi < 60; qi++) {
+        splade_qvec q;
+        random_query(&c, &q, 1);
+        int cut = 1 + (int)(rnd() % 6);
+        int32_t terms[64];
+        uint8_t imps[64];
+        int m = 0;
+        for (int v = 255; v > 0 && m < cut; v--) /* by impact, then term order (q is sorted by term) */
+            for (int i = 0; i < q.n && m < cut; i++)
+                if (q.impacts[i] == v && q.terms[i] < c.n_terms && has[q.terms[i]])
+                    terms[m] = q.terms[i], imps[m++] = q.impacts[i];
+        splade_qvec small = {m, terms, imps, q.query_max};
+        splade_hit want[K], got[K];
+        int nw = brute_force(&c, &small, K, want), ng = -1;
+        for (int f = 0; f < 2; f++) {
+            splade_search_opts o = {cut, f ? 0.5f : 0};
+            assert_int_equal(splade_searcher_set_opts(s, &o), 0);
+            assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_AUTO, got, &ng), 0);
+            assert_int_equal(ng, nw);
+            assert_memory_equal(got, want, (size_t)nw * sizeof *got);
+        }
+        splade_qvec_free(&q);
+    }
+    free(has);
+    splade_searcher_free(s);
+    splade_index_close(ix);
+    remove_index(dir);
+    free_collection(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_batch_same_for_any_thread_count),
         cmocka_unit_test(test_reorder_independent_of_threads),
         cmocka_unit_test(test_approximate_options),
+        cmocka_unit_test(test_query_cut_taat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

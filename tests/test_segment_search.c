@@ -409,7 +409,7 @@ static void token_query(splade_index *ix, const int *toks, const float *w, int m
  * ranges (6 heavy tokens of a topic, the documents in topic runs, and 20 light noise tokens spread
  * over all documents: clustering gain ~3 weighted, ~1.25 unweighted, by estimate), not for flat queries (5
  * topic and 20 noise tokens of one weight: the largest impact is 4% of their sum) nor for an
- * approximate search; the
+ * approximate search's choice (BMP has no approximation: it answers exactly); the
  * results equal the brute force's whichever method it takes, over 1-3 segments with deletions. */
 static void test_auto_bmp_choice(void **state)
 {
@@ -445,9 +445,12 @@ static void test_auto_bmp_choice(void **state)
             ranked want[10];
             int nw = brute_force(docs, n, qimp, max, 10, want);
             check_top10(s, ix, &q, SPLADE_ALGO_AUTO, want, nw, seed, qi);
-            splade_search_opts approx = {3, 0}; /* approximate: windowed TAAT, never BMP */
+            int exact_bmp = splade_choose_bmp(s, &q);
+            splade_search_opts approx = {3, 0.5f}; /* approximate: BMP (exact) where auto takes it */
             assert_int_equal(splade_searcher_set_opts(s, &approx), 0);
-            assert_int_equal(splade_choose_bmp(s, &q), 0);
+            assert_int_equal(splade_choose_bmp(s, &q), exact_bmp);
+            if (exact_bmp)
+                check_top10(s, ix, &q, SPLADE_ALGO_AUTO, want, nw, seed, qi);
             assert_int_equal(splade_searcher_set_opts(s, NULL), 0);
             splade_qvec_free(&q);
         }

@@ -15,7 +15,7 @@ def rule(f):
         return "taat"
     if wgain >= 1.19 and peak >= 0.06 and gain < 1.3:
         return "bmp"
-    return "taat" if docs <= 131072 and rho >= 8 else "wtaat"
+    return "taat" if docs <= 131072 and rho >= docs / 8192 else "wtaat"
 
 
 def stats(v):

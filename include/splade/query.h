@@ -54,7 +54,9 @@ typedef enum {
                                * (src/query/choose.c, measured in bench/results/query-2026-11-25.md) */
 } splade_algo;
 
-/* Approximate search (wtaat and auto only; the others ignore it). Zeros = exact. */
+/* Approximate search (wtaat and auto only; the others ignore it). Zeros = exact. Auto may answer
+ * more exactly than asked: where it takes BMP (exact) or, on small segments, TAAT over the
+ * query_cut terms (no range skipped). */
 typedef struct {
     int query_cut;      /* > 0: only the query's query_cut terms of largest impact are searched */
     float bound_factor; /* in (0, 1): a doc-id range is scored only if bound x bound_factor beats the

@@ -172,8 +172,10 @@ static const splade_segment *ordered_segment(const splade_searcher *s, int i)
 static void search_segment(splade_searcher *s, const splade_qvec *q, splade_algo algo, topk *t)
 {
     int n = open_cursors(s, s->seg, q, s->cursors, s->terms, 0);
-    if (algo == SPLADE_ALGO_AUTO)
+    if (algo == SPLADE_ALGO_AUTO) {
+        n = splade_cut_cursors(s, n); /* approximate: the query_cut heaviest terms */
         algo = splade_choose_algo(s, n);
+    }
     if (algo == SPLADE_ALGO_WTAAT && splade_wtaat(s, n, t, &s->opts) == 0)
         return;
     if (algo == SPLADE_ALGO_WTAAT) /* no memory for its scratch: a method that needs none */

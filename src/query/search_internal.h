@@ -81,6 +81,8 @@ void splade_wmaxscore(splade_searcher *s, int n, topk *t);
 /* Adds the hits of the m segments of parts (seg, cursors, terms, n set) into t: every segment's
  * ranges are ordered together by their bounds against the one heap. */
 void splade_bmp(splade_searcher *s, bmp_part *parts, int m, topk *t);
+/* An approximate search's query_cut: the kept cursors moved to the front; returns their number (choose.c). */
+int splade_cut_cursors(splade_searcher *s, int n);
 /* SPLADE_ALGO_AUTO's choice for the current segment and the query's n cursors (choose.c). */
 splade_algo splade_choose_algo(const splade_searcher *s, int n);
 /* SPLADE_ALGO_AUTO: 1 when the whole query goes to BMP (choose.c). */
