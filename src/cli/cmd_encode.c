@@ -22,22 +22,18 @@
 #include "splade/model.h"
 
 static const char usage_text[] =
-    "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--threads N]\n"
-    "                           [--precision bf16|fp32] [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
+    "usage: splade-index encode [encoder options]\n"
     "                           [--queries --format opensearch|opensearch-sparse|elasticsearch|qdrant|milvus\n"
     "                            [--target NAME] [--field NAME] [--size K]]\n"
     "                           (TEXT... | --input FILE.jsonl)\n"
     "\n"
     "Prints one JSON line per text: {\"id\": ..., \"vector\": {\"token\": weight, ...}}. TEXT arguments\n"
     "get ids \"0\", \"1\", ...; --input reads BEIR ({\"_id\",\"title\",\"text\"}) or Anserini\n"
-    "({\"id\",\"contents\"}) JSONL (\"-\": standard input). Model: --model, else $SPLADE_MODEL, else\n"
-    "~/.cache/splade-index/" SPLADE_DEFAULT_MODEL ", else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`).\n"
-    "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n"
-    "--precision: the GPU's number format, bf16 (default, fast) or fp32 (the same vectors as the CPU,\n"
-    "which computes in fp32 unless --precision bf16 is given: opt-in, AMX / AVX512-BF16 via oneDNN).\n"
+    "({\"id\",\"contents\"}) JSONL (\"-\": standard input). Texts longer than --max-length tokens are\n"
+    "truncated; the count goes to stderr.\n"
     "--queries --format ENGINE: each text's search request body for that engine instead, one per line in\n"
     "input order (index/collection --target, vector --field, both default splade; --size hits, default\n"
-    "10), matching the documents of `splade-index export --format ENGINE`.\n";
+    "10), matching the documents of `splade-index export --format ENGINE`.\n" CLI_ENCODER_HELP;
 
 /* Texts handed to the encoder at once: bounds memory on big corpora, and fixes which texts are batched
  * together, hence the vectors' last bits (include/splade/encoder.h, splade_encoder_encode_chunked). */
