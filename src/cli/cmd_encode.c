@@ -204,7 +204,7 @@ static int fail(int rc)
     return 1;
 }
 
-static int run(const encode_opts *o, splade_model *m)
+static int run(const encode_opts *o, splade_model *m, splade_gpu_warmup *wu)
 {
     splade_encoder *e;
     splade_encoder_opts eo = o->enc.eo;
@@ -212,8 +212,10 @@ static int run(const encode_opts *o, splade_model *m)
     query_body = o->format ? &o->query : NULL;
     query_model = m;
     int rc = splade_encoder_create(m, &eo, &e);
+    splade_encoder_warm_finish(wu); /* after create: the warm-up's last step overlapped the weights' upload */
     if (rc)
         return fail(rc);
+    splade_cli_note_encoder(e);
     long total = 0, truncated = 0;
     vector_writer *w = NULL;
     rc = vector_writer_open(stdout, splade_model_tokenizer(m), o->enc.eo.threads, &w);
@@ -251,10 +253,11 @@ int cmd_encode(int argc, char **argv)
     int rc = splade_model_resolve(o.enc.model, splade_cli_model_paths(), dir, sizeof dir);
     if (!rc)
         rc = splade_model_load(dir, &m);
-    splade_encoder_warm_finish(wu);
-    if (rc)
+    if (rc) {
+        splade_encoder_warm_finish(wu);
         return fail(rc);
-    st = run(&o, m);
+    }
+    st = run(&o, m, wu);
     splade_model_free(m);
     return st;
 }
