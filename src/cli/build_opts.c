@@ -110,7 +110,6 @@ static int ingest_corpus(const splade_cli_build_opts *o, const char *dir, const 
     if (rc == 0)
         rc = splade_encoder_create(m, &eo, &enc);
     splade_encoder_warm_finish(wu); /* after create: the warm-up's last step overlapped the weights' upload */
-    splade_cli_note_encoder(enc);
     if (rc == 0)
         rc = splade_builder_create_for_model(m, s->label, splade_encoder_max_length(enc), b);
     if (rc == 0)

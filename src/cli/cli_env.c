@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/fail.h"
 #include "splade.h"
@@ -67,18 +66,4 @@ void splade_cli_build_time(splade_index_builder *b)
         if (*end == '\0')
             splade_builder_set_build_time(b, (uint64_t)v);
     }
-}
-
-static int used_gpu;
-
-void splade_cli_note_encoder(const splade_encoder *e)
-{
-    if (e && splade_encoder_device(e) == SPLADE_DEVICE_CUDA)
-        used_gpu = 1;
-}
-
-int splade_cli_quick_exit(void)
-{
-    const char *e = getenv("SPLADE_EXIT_TEARDOWN");
-    return used_gpu && !(e && !strcmp(e, "1"));
 }

@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "splade/encoder.h"
 #include "splade/index.h"
 #include "splade/model.h"
 
@@ -26,13 +25,6 @@ void splade_cli_fetch_env(splade_fetch_opts *o);
 
 /* $SPLADE_MAX_BATCH_TOKENS (the encoder's memory cap), 0 when unset. */
 int32_t splade_cli_max_batch_tokens(void);
-
-/* Start-up and exit cost (issue #13): a command whose encoder runs on a GPU notes it here; main()
- * then ends the process with _exit once standard output is checked, without the CUDA runtime's exit
- * handlers (context teardown, module unloading: work the kernel does anyway when the process ends).
- * $SPLADE_EXIT_TEARDOWN=1 keeps the ordinary exit (to measure it). */
-void splade_cli_note_encoder(const splade_encoder *e);
-int splade_cli_quick_exit(void);
 
 /* $SOURCE_DATE_EPOCH, when set to a whole number, as the index's build time (reproducible builds). */
 void splade_cli_build_time(splade_index_builder *b);

@@ -215,7 +215,6 @@ static int run(const encode_opts *o, splade_model *m, splade_gpu_warmup *wu)
     splade_encoder_warm_finish(wu); /* after create: the warm-up's last step overlapped the weights' upload */
     if (rc)
         return fail(rc);
-    splade_cli_note_encoder(e);
     long total = 0, truncated = 0;
     vector_writer *w = NULL;
     rc = vector_writer_open(stdout, splade_model_tokenizer(m), o->enc.eo.threads, &w);

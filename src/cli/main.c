@@ -2,9 +2,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cli/cli_env.h"
 #include "cli/cli_output.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -54,12 +52,8 @@ int main(int argc, char **argv)
         return splade_cli_finish_stdout("", 0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name)) { /* every command's output is checked once, here */
-            const int rc = splade_cli_finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
-            if (splade_cli_quick_exit()) /* after a GPU run: no CUDA teardown (cli_env.h) */
-                _exit(rc);
-            return rc;
-        }
+        if (!strcmp(argv[1], commands[i].name)) /* every command's output is checked once, here */
+            return splade_cli_finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "splade-index: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -15,7 +15,6 @@
 #include "encoder/backend.h"
 #include "encoder/encoder_tokenize.h"
 #include "encoder/gpu_encoder.h"
-#include "gpu/loader.h"
 #include "splade.h"
 #include "splade/encoder.h"
 
@@ -856,26 +855,23 @@ struct splade_gpu_warmup {
     int n; /* devices to warm; SPLADE_DEVICES_ALL: every visible one */
 };
 
-/* The warm-up thread: loads the GPU code (the probe's first call) while the driver starts and creates
- * each context on a thread of its own (src/gpu/loader.h), attaches the runtime to them, then sets up
- * cuBLASLt's heuristics, which overlaps the caller's upload of the weights when it finishes the
- * warm-up after splade_encoder_create. SPLADE_GPU_WARM=0: load, then contexts, as before; 1: no
- * cuBLASLt set-up. Errors are left for splade_encoder_create to find and report. */
+/* The warm-up thread: loads the GPU code (the probe's first call), creates each context, then sets up
+ * cuBLASLt's heuristics (~0.1 s, else paid by the first forward), which overlaps the caller's upload
+ * of the weights when it finishes the warm-up after splade_encoder_create (SPLADE_GPU_WARM=0: no
+ * cuBLASLt step). Errors are left for splade_encoder_create to find and report. */
 static void *warm_up(void *arg)
 {
     splade_gpu_warmup *w = arg;
-    const int level = splade_settings_get()->gpu_warm;
+    const int blas = splade_settings_get()->gpu_warm; /* SPLADE_GPU_WARM=0: no cuBLASLt step */
     char name[256];
     const double t0 = splade_phase_now();
-    splade_gpu_driver_warm *dw = level > 0 ? splade_gpu_driver_warm_start(w->devices, w->n) : NULL;
     const int usable = splade_gpu_probe(name, sizeof name);
     double t1 = splade_phase_since(SPLADE_PH_GPU_OPEN, t0);
     int n = w->n == SPLADE_DEVICES_ALL ? splade_gpu_device_count() : w->n;
     for (int i = 0; usable && i < (n < SPLADE_MAX_DEVICES ? n : SPLADE_MAX_DEVICES); i++)
         splade_gpu_warm_context(w->n == SPLADE_DEVICES_ALL ? i : w->devices[i]);
-    splade_gpu_driver_warm_finish(dw); /* the runtime holds the contexts now */
     t1 = splade_phase_since(SPLADE_PH_GPU_CONTEXT, t1);
-    if (usable && level > 1) {
+    if (usable && blas) {
         splade_gpu_warm_blas(w->n == SPLADE_DEVICES_ALL ? 0 : w->devices[0]);
         splade_phase_since(SPLADE_PH_GPU_BLAS_WARM, t1);
     }

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "common/fail.h"
-#include "common/phase.h"
 #include "gpu/loader.h"
 #include "splade.h"
 #include "encoder/gpu_encoder.h"
@@ -195,78 +194,6 @@ int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead_kind head,
 
 int splade_gpu_device_count(void) { return cuda_loaded() ? api.splade_gpu_device_count() : 0; }
 
-/* ---- The driver's start on a thread of its own (issue #13: start-up) ----
- * cuInit and the creation of each device's primary context take ~0.1 s, loading libsplade-cuda.so
- * with cuBLAS/cuBLASLt ~0.2 s more, and neither needs the other: the driver is called here through
- * its own entry points (dlsym, no CUDA header) while the warm-up thread loads the object. The
- * runtime later finds each primary context made (it uses the same one) and takes its own reference;
- * ours is released by _finish. */
-typedef int (*cu_init_fn)(unsigned);
-typedef int (*cu_count_fn)(int *);
-typedef int (*cu_device_fn)(int *, int);
-typedef int (*cu_retain_fn)(void **, int);
-typedef int (*cu_release_fn)(int);
-
-struct splade_gpu_driver_warm {
-    pthread_t th;
-    int n;                              /* devices to start; SPLADE_DEVICES_ALL: every visible one */
-    int32_t ordinals[SPLADE_MAX_DEVICES];
-    int retained[SPLADE_MAX_DEVICES];   /* CUdevice handles whose primary context we hold, or -1 */
-    int n_retained;
-    cu_release_fn release;
-};
-
-static void *driver_start(void *arg)
-{
-    splade_gpu_driver_warm *w = arg;
-    const double t0 = splade_phase_now();
-    void *cu = dlopen(CUDA_DRIVER, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD); /* _start opened it */
-    cu_init_fn init = cu ? (cu_init_fn)dlsym(cu, "cuInit") : NULL;
-    cu_count_fn count = cu ? (cu_count_fn)dlsym(cu, "cuDeviceGetCount") : NULL;
-    cu_device_fn get = cu ? (cu_device_fn)dlsym(cu, "cuDeviceGet") : NULL;
-    cu_retain_fn retain = cu ? (cu_retain_fn)dlsym(cu, "cuDevicePrimaryCtxRetain") : NULL;
-    w->release = cu ? (cu_release_fn)dlsym(cu, "cuDevicePrimaryCtxRelease_v2") : NULL;
-    int n = w->n;
-    if (!init || !count || !get || !retain || !w->release || init(0) != 0 || (n < 0 && count(&n) != 0))
-        n = 0;
-    for (int i = 0; i < n && i < SPLADE_MAX_DEVICES; i++) {
-        int dev;
-        void *ctx;
-        if (get(&dev, w->n < 0 ? i : w->ordinals[i]) == 0 && retain(&ctx, dev) == 0)
-            w->retained[w->n_retained++] = dev;
-    }
-    if (cu)
-        dlclose(cu); /* drops NOLOAD's reference only */
-    splade_phase_since(SPLADE_PH_GPU_DRIVER, t0);
-    return NULL;
-}
-
-splade_gpu_driver_warm *splade_gpu_driver_warm_start(const int32_t *devices, int n)
-{
-    if (!dlopen(CUDA_DRIVER, RTLD_LAZY | RTLD_LOCAL)) /* kept open, as load_cuda does */
-        return NULL;
-    splade_gpu_driver_warm *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->n = n < 0 ? SPLADE_DEVICES_ALL : n > SPLADE_MAX_DEVICES ? SPLADE_MAX_DEVICES : n;
-    for (int i = 0; i < w->n; i++)
-        w->ordinals[i] = devices[i] < 0 ? 0 : devices[i];
-    if (pthread_create(&w->th, NULL, driver_start, w)) {
-        free(w);
-        return NULL;
-    }
-    return w;
-}
-
-void splade_gpu_driver_warm_finish(splade_gpu_driver_warm *w)
-{
-    if (!w)
-        return;
-    pthread_join(w->th, NULL);
-    for (int i = 0; i < w->n_retained; i++)
-        w->release(w->retained[i]);
-    free(w);
-}
 
 int splade_gpu_warm_context(int device) { return cuda_loaded() ? api.splade_gpu_warm_context(device) : no_gpu(); }
 

@@ -28,14 +28,6 @@ int splade_gpu_warm_blas(int device)
     return SPLADE_ERR_NO_GPU;
 }
 
-splade_gpu_driver_warm *splade_gpu_driver_warm_start(const int32_t *devices, int n)
-{
-    (void)devices, (void)n;
-    return NULL;
-}
-
-void splade_gpu_driver_warm_finish(splade_gpu_driver_warm *w) { (void)w; }
-
 int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out)
 {
     (void)m, (void)head;
