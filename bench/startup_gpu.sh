@@ -6,7 +6,7 @@
 #
 # Run on the GPU machine (device `run`), after the sysroot set-up of bench/gpu.sh when the image lacks
 # the -dev libraries (SPLADE_LD: the LD_LIBRARY_PATH of our binaries):
-#   VARIANTS="base=DIR1 new=DIR2 new-serial=DIR2:SPLADE_GPU_WARM=0,SPLADE_EXIT_TEARDOWN=1" \
+#   VARIANTS="base=DIR1 new=DIR2 new-nowarm=DIR2:SPLADE_GPU_WARM=0" \
 #     MODEL=DIR ROUNDS=7 OUT=... sh bench/startup_gpu.sh
 # A variant is NAME=DIR (DIR/splade-index) with optional :VAR=VALUE,VAR=VALUE set for its runs.
 # Knobs: DEVICE (cuda), TEXT ("hello world"), SKIP_BUILD=1 (no build row). Writes startup_raw.txt
