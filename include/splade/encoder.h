@@ -147,7 +147,7 @@ SPLADE_API splade_device splade_encoder_device(const splade_encoder *e);
 SPLADE_API void splade_encoder_free(splade_encoder *e);
 
 /* Start-up overlap (issue #13 item 4): loading the GPU code (cuBLAS, cuBLASLt) and creating the CUDA
- * context of the GPU(s) opts would use take ~0.3 s, which can run on background threads while the
+ * context of the GPU(s) opts would use take ~0.3 s, which can run on a background thread while the
  * caller loads the model; cuBLASLt's own set-up follows. splade_encoder_warm_start begins that
  * (nothing for SPLADE_DEVICE_CPU, or where no GPU code can load); splade_encoder_warm_finish waits for
  * it and frees it (NULL-safe). Call it after splade_encoder_create (create waits for whatever it
