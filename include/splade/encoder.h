@@ -148,10 +148,12 @@ SPLADE_API void splade_encoder_free(splade_encoder *e);
 
 /* Start-up overlap (issue #13 item 4): loading the GPU code (cuBLAS, cuBLASLt) and creating the CUDA
  * context of the GPU(s) opts would use take ~0.3 s, which can run on a background thread while the
- * caller loads the model. splade_encoder_warm_start begins that (nothing for SPLADE_DEVICE_CPU, or
- * where no GPU code can load); splade_encoder_warm_finish waits for it and frees it (NULL-safe): call
- * it before splade_encoder_create, and on every path after a start, so that no thread is left inside
- * CUDA's initialisation when the program exits. Optional: create does the same work when not warmed. */
+ * caller loads the model; cuBLASLt's own set-up follows. splade_encoder_warm_start begins that
+ * (nothing for SPLADE_DEVICE_CPU, or where no GPU code can load); splade_encoder_warm_finish waits for
+ * it and frees it (NULL-safe). Call it after splade_encoder_create (create waits for whatever it
+ * needs, and the cuBLASLt set-up overlaps its upload of the weights) or before, and on every path
+ * after a start, so that no thread is left inside CUDA's initialisation when the program exits.
+ * Optional: create does the same work when not warmed. */
 typedef struct splade_gpu_warmup splade_gpu_warmup;
 SPLADE_API splade_gpu_warmup *splade_encoder_warm_start(const splade_encoder_opts *opts);
 SPLADE_API void splade_encoder_warm_finish(splade_gpu_warmup *w);

@@ -9,29 +9,22 @@
 #include "splade/model.h"
 #include "splade/pipeline.h"
 
+/* The encoder's options (encoder_opts.h: short codes m d t L b k T q P), then the builder's. */
 static const struct option shared_longs[] = {
-    {"model", required_argument, 0, 'm'}, {"device", required_argument, 0, 'd'},
-    {"batch", required_argument, 0, 'b'}, {"max-length", required_argument, 0, 'L'},
-    {"threads", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
-    {"skip-invalid", no_argument, 0, 's'}, {"vectors", required_argument, 0, 'V'},
-    {"precision", required_argument, 0, 'P'}, {"allow-empty", no_argument, 0, 'E'},
-    {"memory", required_argument, 0, 'M'}, {"help", no_argument, 0, 'h'}};
+    CLI_ENCODER_LONGOPTS, {"skip-invalid", no_argument, 0, 's'}, {"vectors", required_argument, 0, 'V'},
+    {"allow-empty", no_argument, 0, 'E'}, {"memory", required_argument, 0, 'M'}, {"help", no_argument, 0, 'h'}};
 
 enum { N_SHARED = sizeof shared_longs / sizeof *shared_longs, MAX_LONGS = 32 };
 
 /* One shared option; 1 when c is not one of them. */
 static int shared_option(const char *cmd, int c, const char *arg, splade_cli_build_opts *o)
 {
+    const int enc = cli_encoder_opt(cmd, c, arg, &o->enc); /* 0 taken, 2 bad, -1 not an encoder option */
+    if (enc >= 0)
+        return enc;
     switch (c) {
-    case 'm': o->model = arg; return 0;
-    case 'd': o->device = arg; return 0;
-    case 'b': return splade_cli_int(cmd, "--batch", arg, 1, SPLADE_CLI_MAX_BATCH, &o->batch);
-    case 'L': return splade_cli_int(cmd, "--max-length", arg, 2, SPLADE_CLI_MAX_LENGTH, &o->max_length);
-    case 't': return splade_cli_int(cmd, "--threads", arg, 1, SPLADE_CLI_MAX_THREADS, &o->threads);
-    case 'q': o->quiet = 1; return 0;
     case 's': o->skip_invalid = 1; return 0;
     case 'V': o->vectors = arg; return 0;
-    case 'P': o->precision = arg; return 0;
     case 'E': o->allow_empty = 1; return 0;
     case 'M': return splade_cli_size(cmd, "--memory", arg, &o->memory);
     default: return 1;
@@ -80,12 +73,7 @@ int splade_cli_build_parse(int argc, char **argv, const splade_cli_build_cmd *c,
         c->usage(stderr, c->cmd);
         return 2;
     }
-    splade_precision p;
-    if (splade_parse_precision(o->precision, &p)) {
-        fprintf(stderr, "splade-index %s: %s\n", c->cmd, splade_error_detail());
-        return 2;
-    }
-    return -1; /* go on */
+    return cli_encoder_opts_finish(c->cmd, &o->enc) ? 2 : -1; /* -1: go on */
 }
 
 /* Settings the builder needs before the first document: a bounded run writes segments while it
@@ -93,7 +81,7 @@ int splade_cli_build_parse(int argc, char **argv, const splade_cli_build_cmd *c,
 static int prepare(const splade_cli_build_opts *o, const char *dir, const splade_cli_ingest_setup *s,
                    splade_index_builder *b)
 {
-    splade_builder_set_threads(b, o->threads);
+    splade_builder_set_threads(b, o->enc.eo.threads);
     splade_cli_build_time(b);
     int rc = SPLADE_OK;
     if (!s->append) {
@@ -110,29 +98,25 @@ static int ingest_corpus(const splade_cli_build_opts *o, const char *dir, const 
     char mdir[4096];
     splade_model *m = NULL;
     splade_encoder *enc = NULL;
-    splade_encoder_opts eo = {.threads = o->threads, .max_length = o->max_length ? o->max_length : s->max_length,
-                              .batch_size = o->batch, .quiet = o->quiet, .max_batch_tokens = splade_cli_max_batch_tokens()};
-    int rc = splade_parse_devices(o->device, &eo);
-    if (rc == 0)
-        rc = splade_parse_precision(o->precision, &eo.precision);
-    if (rc == 0 && o->precision) /* the CPU computes in bf16 only when asked (issue #13) */
-        rc = splade_parse_cpu_precision(o->precision, &eo.cpu_precision);
+    splade_encoder_opts eo = o->enc.eo; /* device and precision set by the parser */
+    if (!eo.max_length)
+        eo.max_length = s->max_length;
+    eo.max_batch_tokens = splade_cli_max_batch_tokens();
     /* the GPU code loads and the CUDA context starts while the model loads */
-    splade_gpu_warmup *wu = rc == 0 ? splade_encoder_warm_start(&eo) : NULL;
-    if (rc == 0)
-        rc = splade_model_resolve(s->model, splade_cli_model_paths(), mdir, sizeof mdir);
+    splade_gpu_warmup *wu = splade_encoder_warm_start(&eo);
+    int rc = splade_model_resolve(s->model, splade_cli_model_paths(), mdir, sizeof mdir);
     if (rc == 0)
         rc = splade_model_load(mdir, &m);
-    splade_encoder_warm_finish(wu);
     if (rc == 0)
         rc = splade_encoder_create(m, &eo, &enc);
+    splade_encoder_warm_finish(wu); /* after create: the warm-up's last step overlapped the weights' upload */
     if (rc == 0)
         rc = splade_builder_create_for_model(m, s->label, splade_encoder_max_length(enc), b);
     if (rc == 0)
         rc = splade_builder_lock(*b, dir); /* before the long part: a second writer fails at once */
     if (rc == 0)
         rc = prepare(o, dir, s, *b);
-    int chunk = (o->batch > 0 ? o->batch : 32) * 8; /* several batches per call: better length sorting */
+    int chunk = (eo.batch_size > 0 ? eo.batch_size : 32) * 8; /* several batches per call: better length sorting */
     if (rc == 0)
         rc = splade_ingest_corpus(*b, o->corpus, enc, chunk, io);
     splade_encoder_free(enc);

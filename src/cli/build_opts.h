@@ -1,6 +1,6 @@
-/* What `build`, `add` and `update` share (src/cli/build_opts.c): their options (input, encoder,
- * builder) parsed by one getopt loop, to which each command adds its own, and the setup that turns
- * them into a filled builder (model, encoder, lock, budget, ingest). */
+/* What `build`, `add` and `update` share (src/cli/build_opts.c): their options (input, builder, and
+ * the encoder options of encoder_opts.h) parsed by one getopt loop, to which each command adds its
+ * own, and the setup that turns them into a filled builder (model, encoder, lock, budget, ingest). */
 #ifndef SPLADE_CLI_BUILD_OPTS_H
 #define SPLADE_CLI_BUILD_OPTS_H
 
@@ -8,12 +8,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/encoder_opts.h"
 #include "splade/build.h"
 #include "splade/index.h"
 
 typedef struct {
-    const char *corpus, *vectors, *model, *device, *precision;
-    int batch, max_length, threads, quiet, skip_invalid, allow_empty;
+    const char *corpus, *vectors;
+    cli_encoder_opts enc; /* --model, --device, --precision and the encoder's numbers (--threads also
+                             sets the builder's) */
+    int skip_invalid, allow_empty;
     uint64_t memory;
 } splade_cli_build_opts;
 
@@ -30,14 +33,14 @@ typedef struct {
 
 /* Parses argv into o (zeroed first) and the command's own options. Returns -1 to go on, 0 after
  * --help (usage on stdout), 2 on a usage error (message and usage on stderr): exactly one of
- * CORPUS.jsonl and --vectors FILE, a known --precision, numbers in range. */
+ * CORPUS.jsonl and --vectors FILE, a known --device and --precision, numbers in range. */
 int splade_cli_build_parse(int argc, char **argv, const splade_cli_build_cmd *c, splade_cli_build_opts *o);
 
 /* How a command sets up its builder. */
 typedef struct {
     const char *model;      /* what to load (splade_model_resolve's argument; NULL: the default model) */
     const char *label;      /* the model name recorded in the index */
-    int32_t max_length;     /* the encoder's when --max-length is not given (0: the model's) */
+    int32_t max_length;     /* the encoder's when --max-length is not given (0: the encoder's default) */
     int append;             /* add/update: segments of an existing index (its doc_scale and sequence) */
     float doc_scale;        /* build --doc-scale (0: the collection's) */
 } splade_cli_ingest_setup;

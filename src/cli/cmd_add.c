@@ -16,8 +16,7 @@
 #include "splade/segments.h"
 
 static const char usage_fmt[] =
-    "usage: splade-index %s CORPUS.jsonl [-i DIR] [--model DIR|NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--precision bf16|fp32]\n"
-    "                        [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
+    "usage: splade-index %s CORPUS.jsonl [-i DIR] [encoder options] [--skip-invalid] [--allow-empty]\n"
     "                        [--no-merge] [--max-segments N] [--memory SIZE]\n"
     "       splade-index %s --vectors VECTORS.jsonl [-i DIR] [...]\n"
     "\n"
@@ -28,7 +27,8 @@ static const char usage_fmt[] =
     "Afterwards, when the index has more than N segments (--max-segments, default %d), the smallest are\n"
     "merged so that N remain (--no-merge: never). Readers keep answering throughout; one writer at a time.\n"
     "--memory SIZE (512M, 4G; default: a quarter of the physical memory): past it, the documents so far\n"
-    "become a segment and the add goes on; all of them are installed together at the end.\n";
+    "become a segment and the add goes on; all of them are installed together at the end.\n"
+    CLI_ENCODER_HELP; /* a printf format: it has no % */
 
 typedef struct {
     const char *index;
@@ -94,7 +94,7 @@ static int run(int argc, char **argv, const char *cmd, int update)
     splade_index_close(ix);
     splade_cli_bar bar;
     splade_ingest_opts io = {.skip_invalid = o.skip_invalid, .allow_empty = o.allow_empty};
-    if (rc == 0 && splade_cli_bar_start(&bar, o.quiet)) {
+    if (rc == 0 && splade_cli_bar_start(&bar, o.enc.eo.quiet)) {
         io.progress = splade_cli_bar_progress;
         io.progress_user = &bar;
     }
@@ -102,8 +102,8 @@ static int run(int argc, char **argv, const char *cmd, int update)
     /* the index's model unless --model says otherwise (the library refuses another fingerprint) */
     splade_cli_ingest_setup s = {.max_length = in.max_length, .append = 1};
     if (rc == 0) {
-        s.model = o.model ? o.model : *in.model_dir ? in.model_dir : in.model_name;
-        s.label = o.model ? o.model : in.model_name;
+        s.model = o.enc.model ? o.enc.model : *in.model_dir ? in.model_dir : in.model_name;
+        s.label = o.enc.model ? o.enc.model : in.model_name;
     }
     if (rc == 0 && !o.vectors && !(in.flags & SPLADE_IX_HAS_MODEL))
         rc = splade_fail(SPLADE_ERR_MISMATCH, "%s was built from --vectors: add --vectors FILE to it", dir);
@@ -116,7 +116,7 @@ static int run(int argc, char **argv, const char *cmd, int update)
         ao.update = update;
         ao.no_merge = w.no_merge;
         ao.max_segments = w.max_segments;
-        ao.threads = o.threads;
+        ao.threads = o.enc.eo.threads;
         rc = splade_index_add(b, dir, &ao, &st);
     }
     splade_builder_free(b);
@@ -124,7 +124,7 @@ static int run(int argc, char **argv, const char *cmd, int update)
         fprintf(stderr, "splade-index %s: %s: %s\n", cmd, splade_strerror(rc), splade_error_detail());
         return 1;
     }
-    if (!o.quiet)
+    if (!o.enc.eo.quiet)
         summary(cmd, &st, io.skipped, splade_cli_now() - t0, dir);
     return 0;
 }

@@ -14,26 +14,23 @@
 #include "splade/index.h"
 
 static const char usage_text[] =
-    "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J]\n"
-    "                          [--precision bf16|fp32] [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
-    "                          [--allow-empty] [--doc-scale X] [--memory SIZE]\n"
+    "usage: splade-index build CORPUS.jsonl [-o DIR] [encoder options] [--skip-invalid] [--allow-empty]\n"
+    "                          [--doc-scale X] [--memory SIZE]\n"
     "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
     "                          [--doc-scale X] [--memory SIZE]\n"
     "\n"
     "Encodes every document of CORPUS.jsonl ({\"_id\",\"title\",\"text\"} or {\"id\",\"contents\"}) and\n"
     "writes the index to DIR (default: $SPLADE_INDEX, else ./" SPLADE_INDEX_DEFAULT_DIR "). --vectors indexes\n"
     "precomputed vectors ({\"id\",\"vector\":{token:weight}}) with no model. The previous index in DIR\n"
-    "is replaced atomically once the new one is complete and verified. --threads N: threads for encoding\n"
-    "and inversion (default: all cores); the index does not depend on it. --precision: the GPU's number\n"
-    "format, bf16 (default, fast) or fp32 (the CPU's vectors); the CPU computes in fp32 unless\n"
-    "--precision bf16 is given (opt-in: AMX / AVX512-BF16 through oneDNN).\n"
+    "is replaced atomically once the new one is complete and verified. --threads N also sets the threads\n"
+    "of the inversion; the index does not depend on it.\n"
     "One build at a time per DIR (a second one fails naming the first). A build without postings does\n"
     "not replace an index that has some unless --allow-empty. --doc-scale X: quantize with this weight of\n"
     "one impact unit instead of the largest weight / 255 (to compare with a segmented index: see `info`).\n"
     "--memory SIZE (512M, 4G; default: a quarter of the physical memory): when the documents and their\n"
     "inversion would need more, they are written as a segment and the build goes on; all segments are\n"
     "installed together at the end, then, when there are more than 10, the smallest are merged so that 10\n"
-    "remain (docs/FORMAT.md, \"Bounded-memory builds\").\n";
+    "remain (docs/FORMAT.md, \"Bounded-memory builds\").\n" CLI_ENCODER_HELP;
 
 typedef struct {
     const char *out;
@@ -68,7 +65,7 @@ static int parse(int argc, char **argv, splade_cli_build_opts *o, build_own *w)
 static void print_summary(const splade_cli_build_opts *o, const splade_build_stats *st, uint32_t skipped, double secs,
                           const char *dir, int merged)
 {
-    if (o->quiet)
+    if (o->enc.eo.quiet)
         return;
     printf("indexed %u documents, %llu postings (%.1f per document, %u terms), %u truncated, "
            "%u invalid lines skipped, %.2f s (inversion %.2f s, write %.2f s)\n",
@@ -104,12 +101,12 @@ int cmd_build(int argc, char **argv)
     double t0 = splade_cli_now();
     splade_cli_bar bar;
     splade_ingest_opts io = {.skip_invalid = o.skip_invalid, .allow_empty = o.allow_empty};
-    if (splade_cli_bar_start(&bar, o.quiet)) {
+    if (splade_cli_bar_start(&bar, o.enc.eo.quiet)) {
         io.progress = splade_cli_bar_progress;
         io.progress_user = &bar;
     }
     splade_index_builder *b = NULL;
-    splade_cli_ingest_setup s = {.model = o.model, .label = o.model ? o.model : SPLADE_DEFAULT_MODEL,
+    splade_cli_ingest_setup s = {.model = o.enc.model, .label = o.enc.model ? o.enc.model : SPLADE_DEFAULT_MODEL,
                                  .doc_scale = w.doc_scale};
     int rc = splade_cli_ingest(&o, dir, &s, &io, &b);
     splade_build_stats st;

@@ -22,22 +22,18 @@
 #include "splade/model.h"
 
 static const char usage_text[] =
-    "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--threads N]\n"
-    "                           [--precision bf16|fp32] [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
+    "usage: splade-index encode [encoder options]\n"
     "                           [--queries --format opensearch|opensearch-sparse|elasticsearch|qdrant|milvus\n"
     "                            [--target NAME] [--field NAME] [--size K]]\n"
     "                           (TEXT... | --input FILE.jsonl)\n"
     "\n"
     "Prints one JSON line per text: {\"id\": ..., \"vector\": {\"token\": weight, ...}}. TEXT arguments\n"
     "get ids \"0\", \"1\", ...; --input reads BEIR ({\"_id\",\"title\",\"text\"}) or Anserini\n"
-    "({\"id\",\"contents\"}) JSONL (\"-\": standard input). Model: --model, else $SPLADE_MODEL, else\n"
-    "~/.cache/splade-index/" SPLADE_DEFAULT_MODEL ", else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`).\n"
-    "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n"
-    "--precision: the GPU's number format, bf16 (default, fast) or fp32 (the same vectors as the CPU,\n"
-    "which computes in fp32 unless --precision bf16 is given: opt-in, AMX / AVX512-BF16 via oneDNN).\n"
+    "({\"id\",\"contents\"}) JSONL (\"-\": standard input). Texts longer than --max-length tokens are\n"
+    "truncated; the count goes to stderr.\n"
     "--queries --format ENGINE: each text's search request body for that engine instead, one per line in\n"
     "input order (index/collection --target, vector --field, both default splade; --size hits, default\n"
-    "10), matching the documents of `splade-index export --format ENGINE`.\n";
+    "10), matching the documents of `splade-index export --format ENGINE`.\n" CLI_ENCODER_HELP;
 
 /* Texts handed to the encoder at once: bounds memory on big corpora, and fixes which texts are batched
  * together, hence the vectors' last bits (include/splade/encoder.h, splade_encoder_encode_chunked). */
@@ -208,7 +204,7 @@ static int fail(int rc)
     return 1;
 }
 
-static int run(const encode_opts *o, splade_model *m)
+static int run(const encode_opts *o, splade_model *m, splade_gpu_warmup *wu)
 {
     splade_encoder *e;
     splade_encoder_opts eo = o->enc.eo;
@@ -216,6 +212,7 @@ static int run(const encode_opts *o, splade_model *m)
     query_body = o->format ? &o->query : NULL;
     query_model = m;
     int rc = splade_encoder_create(m, &eo, &e);
+    splade_encoder_warm_finish(wu); /* after create: the warm-up's last step overlapped the weights' upload */
     if (rc)
         return fail(rc);
     long total = 0, truncated = 0;
@@ -255,10 +252,11 @@ int cmd_encode(int argc, char **argv)
     int rc = splade_model_resolve(o.enc.model, splade_cli_model_paths(), dir, sizeof dir);
     if (!rc)
         rc = splade_model_load(dir, &m);
-    splade_encoder_warm_finish(wu);
-    if (rc)
+    if (rc) {
+        splade_encoder_warm_finish(wu);
         return fail(rc);
-    st = run(&o, m);
+    }
+    st = run(&o, m, wu);
     splade_model_free(m);
     return st;
 }

@@ -26,8 +26,7 @@
 static const char usage_text[] =
     "usage: splade-index export --format ENGINE (--input CORPUS.jsonl | --vectors VECTORS.jsonl | --index DIR)\n"
     "                           [--target NAME] [--field NAME] [--bulk-size N] [--output FILE.parquet]\n"
-    "                           [encoder options of `encode`: --model --device --threads --precision\n"
-    "                            --max-length --batch --top-k --threshold --quiet]\n"
+    "                           [encoder options]\n"
     "       splade-index export --format ENGINE --print-mapping [--target NAME] [--field NAME]\n"
     "\n"
     "ENGINE: opensearch (rank_features, token keys), opensearch-sparse (3.3+ sparse_vector, token-id keys),\n"
@@ -37,10 +36,10 @@ static const char usage_text[] =
     "weights), parquet (columns written by python3 -m splade_index.parquet to --output; needs pyarrow).\n"
     "OpenSearch / Elasticsearch output is _bulk NDJSON. A '.' in a token is written \"__\" where keys are\n"
     "tokens (those engines refuse dots in feature names). Token ids are the model's vocabulary rows:\n"
-    "--vectors and an index built from --vectors need the model (--model, else as for `encode`).\n"
+    "--vectors and an index built from --vectors need the model (--model).\n"
     "--index exports the stored vectors de-quantized: weight = impact x doc_scale, within doc_scale / 2\n"
     "of the encoder's (docs/FORMAT.md). --target (default splade) names the index or collection,\n"
-    "--field (default splade) the vector field. --print-mapping prints the index/collection template.\n";
+    "--field (default splade) the vector field. --print-mapping prints the index/collection template.\n" CLI_ENCODER_HELP;
 
 typedef struct {
     cli_encoder_opts enc; /* --model, --device, --precision and the encoder's numbers */

@@ -1,4 +1,4 @@
-/* The encoder options encode and export share (encoder_opts.h). */
+/* The encoder options every command that encodes shares (encoder_opts.h). */
 #include "cli/encoder_opts.h"
 
 #include <math.h>

@@ -13,7 +13,8 @@ static double acc[SPLADE_PH_N];
 
 static const char *const names[SPLADE_PH_N] = {
     "model_load", "gpu_open", "gpu_context", "gpu_handles", "gpu_weights", "read", "tokenize",
-    "gpu_h2d", "gpu_launch", "gpu_wait", "collect", "set_vector", "output"};
+    "gpu_h2d", "gpu_launch", "gpu_wait", "collect", "set_vector", "output", "gpu_blas_warm",
+    "gpu_plan", "encoder_free"};
 
 double splade_phase_now(void)
 {

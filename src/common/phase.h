@@ -26,6 +26,9 @@ typedef enum {
     SPLADE_PH_COLLECT,      /* pairs -> vectors (top-k, checks) on the host */
     SPLADE_PH_SET_VECTOR,   /* vectors handed to the builder */
     SPLADE_PH_OUTPUT,       /* encode's writer: vectors formatted and written */
+    SPLADE_PH_GPU_BLAS_WARM,/* warm-up: cuBLASLt's first heuristic query, beside the weights' upload */
+    SPLADE_PH_GPU_PLAN,     /* GEMM plans made: cuBLASLt heuristics and tuning (part of gpu_launch) */
+    SPLADE_PH_ENCODER_FREE, /* the encoder freed (GPU: buffers, handles, stream) */
     SPLADE_PH_N
 } splade_phase;
 

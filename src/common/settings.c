@@ -40,6 +40,7 @@ static void read_env(void)
     const int group = int_or("SPLADE_LMHEAD_GROUP", 0);
     s.lmhead_group = group > 0 ? group : 0;
     s.timings = int_or("SPLADE_TIMINGS", 0) != 0;
+    s.gpu_warm = int_or("SPLADE_GPU_WARM", 1) != 0;
     settings = s;
 }
 

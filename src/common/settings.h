@@ -26,6 +26,7 @@ typedef struct {
     char lmhead_wgmma_tile[16];   /* SPLADE_LMHEAD_WGMMA_TILE: "128x256", "192x256", ...; "": the planner's */
     int lmhead_group;             /* SPLADE_LMHEAD_GROUP: raster group override; 0: the planner's */
     int timings;                  /* SPLADE_TIMINGS=1: phase timers logged (src/common/phase.h) */
+    int gpu_warm;                 /* SPLADE_GPU_WARM=0: no cuBLASLt set-up in the warm-up (encoder.c) */
 } splade_settings;
 
 /* The settings, read from the environment on the first call (pthread_once); never NULL. */

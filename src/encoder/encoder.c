@@ -11,8 +11,10 @@
 #include "common/fail.h"
 #include "common/phase.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "encoder/backend.h"
 #include "encoder/encoder_tokenize.h"
+#include "encoder/gpu_encoder.h"
 #include "splade.h"
 #include "splade/encoder.h"
 
@@ -839,8 +841,10 @@ void splade_encoder_free(splade_encoder *e)
 {
     if (!e)
         return;
-    splade_phase_report(e->o.quiet ? NULL : "encoder"); /* quiet: cleared, not logged */
+    const double t0 = splade_phase_now();
     free_slots(e);
+    splade_phase_since(SPLADE_PH_ENCODER_FREE, t0);
+    splade_phase_report(e->o.quiet ? NULL : "encoder"); /* quiet: cleared, not logged */
     free(e->sl);
     free(e);
 }
@@ -851,19 +855,26 @@ struct splade_gpu_warmup {
     int n; /* devices to warm; SPLADE_DEVICES_ALL: every visible one */
 };
 
-/* The warm-up thread: loads the GPU code (the probe's first call) and creates each context. Errors
- * are left for splade_encoder_create to find and report. */
+/* The warm-up thread: loads the GPU code (the probe's first call), creates each context, then sets up
+ * cuBLASLt's heuristics (~0.1 s, else paid by the first forward), which overlaps the caller's upload
+ * of the weights when it finishes the warm-up after splade_encoder_create (SPLADE_GPU_WARM=0: no
+ * cuBLASLt step). Errors are left for splade_encoder_create to find and report. */
 static void *warm_up(void *arg)
 {
     splade_gpu_warmup *w = arg;
+    const int blas = splade_settings_get()->gpu_warm; /* SPLADE_GPU_WARM=0: no cuBLASLt step */
     char name[256];
     const double t0 = splade_phase_now();
     const int usable = splade_gpu_probe(name, sizeof name);
-    const double t1 = splade_phase_since(SPLADE_PH_GPU_OPEN, t0);
+    double t1 = splade_phase_since(SPLADE_PH_GPU_OPEN, t0);
     int n = w->n == SPLADE_DEVICES_ALL ? splade_gpu_device_count() : w->n;
     for (int i = 0; usable && i < (n < SPLADE_MAX_DEVICES ? n : SPLADE_MAX_DEVICES); i++)
         splade_gpu_warm_context(w->n == SPLADE_DEVICES_ALL ? i : w->devices[i]);
-    splade_phase_since(SPLADE_PH_GPU_CONTEXT, t1);
+    t1 = splade_phase_since(SPLADE_PH_GPU_CONTEXT, t1);
+    if (usable && blas) {
+        splade_gpu_warm_blas(w->n == SPLADE_DEVICES_ALL ? 0 : w->devices[0]);
+        splade_phase_since(SPLADE_PH_GPU_BLAS_WARM, t1);
+    }
     return NULL;
 }
 

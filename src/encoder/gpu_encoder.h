@@ -43,6 +43,11 @@ SPLADE_GPU_ENTRY int splade_gpu_encoder_create_on(const splade_model *m, splade_
  * the start-up work a later create_on then finds done. 0, or SPLADE_ERR_NO_GPU. */
 SPLADE_GPU_ENTRY int splade_gpu_warm_context(int device);
 
+/* The one-time costs of cuBLASLt's first GEMM plan (its heuristics' set-up), paid on the calling
+ * thread for `device` (< 0: device 0) with a throw-away handle, so that the encoder's first forward
+ * finds them done: the warm-up thread runs it while the caller uploads the weights. 0, or an error. */
+SPLADE_GPU_ENTRY int splade_gpu_warm_blas(int device);
+
 /* How many CUDA devices are visible (0 when none, or no driver). */
 SPLADE_GPU_ENTRY int splade_gpu_device_count(void);
 

@@ -43,6 +43,7 @@
     X(splade_gpu_encoder_create_on)                                                               \
     X(splade_gpu_device_count)                                                                    \
     X(splade_gpu_warm_context)                                                                    \
+    X(splade_gpu_warm_blas)                                                                       \
     X(splade_gpu_encoder_precision)                                                               \
     X(splade_gpu_encoder_forward)                                                                 \
     X(splade_gpu_encoder_forward_sparse)                                                          \
@@ -198,7 +199,10 @@ int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead_kind head,
 
 int splade_gpu_device_count(void) { return cuda_loaded() ? api.splade_gpu_device_count() : 0; }
 
+
 int splade_gpu_warm_context(int device) { return cuda_loaded() ? api.splade_gpu_warm_context(device) : no_gpu(); }
+
+int splade_gpu_warm_blas(int device) { return cuda_loaded() ? api.splade_gpu_warm_blas(device) : no_gpu(); }
 
 /* An encoder exists only once the object is loaded: NULL never loads it (the CPU path frees
  * its NULL GPU encoder at every splade_encoder_free). */

@@ -23,6 +23,12 @@ int splade_gpu_warm_context(int device)
     return SPLADE_ERR_NO_GPU;
 }
 
+int splade_gpu_warm_blas(int device)
+{
+    (void)device;
+    return SPLADE_ERR_NO_GPU;
+}
+
 int splade_gpu_encoder_create(const splade_model *m, splade_lmhead_kind head, splade_gpu_encoder **out)
 {
     (void)m, (void)head;

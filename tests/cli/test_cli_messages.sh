@@ -44,7 +44,7 @@ grep -q "^ndcg_cut_5\|^ndcg@5 " "$T/out" || fail "good metrics output: $(cat "$T
 # GPU lists (issue #17): a malformed --device names the accepted forms, before any model is looked for
 for d in cuda: cuda:x cuda:-1 cuda:0, cuda:1234; do
     expect 2 "--device \"$d\": expected cuda:all or cuda:I,J" "$BIN" encode --device "$d" x
-    expect 1 "--device \"$d\": expected cuda:all or cuda:I,J" "$BIN" build "$T/v.jsonl" -o "$T/bad.idx" --device "$d"
+    expect 2 "--device \"$d\": expected cuda:all or cuda:I,J" "$BIN" build "$T/v.jsonl" -o "$T/bad.idx" --device "$d"
     [ -e "$T/bad.idx" ] && fail "build --device $d left $T/bad.idx"
 done
 

@@ -33,6 +33,10 @@ bad build --threads 1..1024 corpus.jsonl
 bad build --batch 1..4096 corpus.jsonl
 bad build --max-length 2..8192 corpus.jsonl
 bad build --threads 1..1024 --vectors v.jsonl
+bad build --top-k 1..2147483647 corpus.jsonl
+bad add --batch 1..4096 corpus.jsonl
+bad update --max-length 2..8192 corpus.jsonl
+bad add --threads 1..1024 --vectors v.jsonl
 bad encode --threads 1..1024 text
 bad encode --batch 1..4096 text
 bad encode --max-length 2..8192 text
@@ -43,13 +47,16 @@ for o in --B --S --D --V --iters; do
     bad bench-lmhead $o $r
 done
 
-# --threshold: a finite number >= 0
-for v in abc 0.5x -1 nan inf 1e999 "" " 1"; do
-    "$BIN" encode --threshold "$v" text > "$T/out" 2> "$T/err"
-    rc=$?
-    [ $rc -eq 2 ] || fail "--threshold '$v': exit $rc (want 2)"
-    grep -qF "splade-index encode: --threshold: '$v' is not a finite number >= 0" "$T/err" ||
-        fail "--threshold '$v': message: $(cat "$T/err")"
+# --threshold: a finite number >= 0 (one parser for every command that encodes: src/cli/encoder_opts.c)
+for cmd in "encode text" "build corpus.jsonl" "add corpus.jsonl"; do
+    for v in abc 0.5x -1 nan inf 1e999 "" " 1"; do
+        # shellcheck disable=SC2086
+        "$BIN" $cmd --threshold "$v" > "$T/out" 2> "$T/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "$cmd --threshold '$v': exit $rc (want 2)"
+        grep -qF "splade-index ${cmd%% *}: --threshold: '$v' is not a finite number >= 0" "$T/err" ||
+            fail "$cmd --threshold '$v': message: $(cat "$T/err")"
+    done
 done
 
 # --bound-factor: a number in [0.01, 1]
