@@ -24,7 +24,7 @@
 # To outlive a call's end (the machine stays warm 30 s), start prep in its own session and poll:
 #   (PHASE=prep setsid sh bench/realistic_1m.sh >/tmp/prep.out 2>&1 &); for i in $(seq 108); do
 #     [ -f tmp/r1m/prep.finished ] && break; sleep 5; done; cat /tmp/real1m-out/real1m.log
-# Knobs: N (documents, 1000000), SLOW_Q (queries for the slow exact peers, 100), GPU_SEARCH=0 (skip
+# Knobs: N (documents, 1000000), METHODS / ROUNDS (ours' methods timed, rounds),, SLOW_Q (queries for the slow exact peers, 100), GPU_SEARCH=0 (skip
 # the GPU batch search), PEERS=0 (ours only: no brute force, no peer builds), PREP_WAIT (s), SKIP_PISA=1 (pyterrier is not carried by default).
 set -u
 OUT=${OUT:-/tmp/real1m-out}
@@ -68,10 +68,23 @@ build_sq() { # bench/query/sq_latency: our methods timed in process, one thread
 prep() {
     say "commit ${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}, $(getconf _NPROCESSORS_ONLN) cores, N=$N"
     mk -j16 all >>"$LOG" 2>&1 || { say "BUILD FAILED"; tail -20 "$LOG"; return 1; }
+    [ "${GPU_SEARCH:-1}" = 1 ] && { mk "$BUILD/bench/bench_gpu_search" >>"$LOG" 2>&1 || say "bench_gpu_search build FAILED"; }
     build_sq
     [ -f "$W/corpus.jsonl" ] || { say "generate $N documents";
         python3 tools/make_realistic_collection.py "$N" "$W" --scifact .gpu/scifact >>"$LOG" 2>&1; }
     if [ ! -s "$W/docs.vec.jsonl" ]; then
+        if [ "${PEERS:-1}" = 0 ]; then # ours alone: build straight from the texts (no 3.8 GB JSONL to parse)
+            say "build from the texts on the GPU (splade-tiny, bf16)"
+            t0=$(date +%s.%N)
+            $TIMEV "$BUILD/splade-index" build "$W/corpus.jsonl" -o "$W/idx/ours" --model cache/splade-tiny \
+                --device "${ENC_DEVICE:-cuda}" --quiet >"$W/ours.build.txt" 2>&1 || { say "build FAILED"; tail -5 "$W/ours.build.txt"; return 1; }
+            say "  built in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
+            echo done >"$W/ours.done"
+            "$BUILD/splade-index" encode --model cache/splade-tiny --device "${ENC_DEVICE:-cuda}" --quiet \
+                --input "$W/queries.jsonl" >"$W/q.vec.jsonl" 2>>"$LOG"
+            touch "$W/prep.finished"
+            return 0
+        fi
         say "encode documents on the GPU (splade-tiny, bf16)"
         t0=$(date +%s.%N)
         "$BUILD/splade-index" encode --model cache/splade-tiny --device "${ENC_DEVICE:-cuda}" --quiet --input "$W/corpus.jsonl" \
@@ -106,7 +119,7 @@ waitfor() { # seconds: until every started build wrote its .done
     i=0
     while [ $i -lt "$1" ]; do
         left=""
-        for s in $BUILDS $( [ -f "$W/pisa.started" ] && echo pisa); do [ -f "$W/$s.done" ] || left="$left $s"; done
+        for s in $BUILDS ${WAIT_PISA:+pisa}; do [ -f "$W/$s.done" ] || left="$left $s"; done
         [ -z "$left" ] && { say "all builds done"; return 0; }
         sleep 5; i=$((i + 5))
     done
@@ -118,22 +131,37 @@ qpass() { # SYSTEM LABEL POINT QUERIES [--param ...]: one timed query pass on an
         --label "$label" --point "$point" "$@" 2>>"$LOG" | tail -1 >>"$R"
     tail -1 "$R" | cut -c1-400 >>"$LOG"
 }
+ours_only_tail() { # PEERS=0: per-query times and features back (to replay auto's rule), GPU search
+    # shellcheck disable=SC2086
+    ${MK_CC:-cc} -O2 -Iinclude -Isrc bench/query/query_features.c "$BUILD/libsplade.a" -lutf8proc -ljansson -lopenblas \
+        -lcurl -lstreamvbyte -lz -lm -ldl ${MK_LD:--pthread} -o "$W/query_features" >>"$LOG" 2>&1 && "$W/query_features" "$W/idx/ours" "$W/q.vec.jsonl" >"$W/runs/features.txt"
+    tar czf "$OUT/real1m_perquery.tgz" -C "$W/runs" . 2>>"$LOG"
+    for a in ${METHODS:-auto wtaat taat bmp wmaxscore}; do grep "\"point\": \"$a\"" "$R" | cut -c1-400; done
+    if [ "${GPU_SEARCH:-1}" = 1 ] && [ -f bench/gpu_search.sh ]; then
+        say "GPU batch search on the 1 M index (bench/gpu_search.sh)"
+        OMP_NUM_THREADS=$NCPU GS_THREADS=$NCPU GS_KERNELS=atomic GS_REPEAT=${GS_REPEAT:-2} SKIP_SCIFACT=1 SKIP_REPLICA=1 \
+            SKIP_SYN=1 BUILD=$BUILD OUT=$OUT INDEX="$W/idx/ours" VQUERIES="$W/q.vec.jsonl" sh bench/gpu_search.sh >>"$LOG" 2>&1 ||
+            say "  gpu_search.sh FAILED"
+        cat "$OUT/gpu-search.txt" 2>/dev/null | tail -15
+    fi
+}
 query() {
     build_sq
     start_pisa
-    BUILDS_SAVED=$BUILDS; BUILDS="ours exact seismic bmp"; waitfor "${QUERY_WAIT:-300}"; BUILDS=$BUILDS_SAVED
+    waitfor "${QUERY_WAIT:-300}"  # PISA, started just now, is waited for before its own queries
     rm -f "$R"
     say "ours: $(grep -E 'Elapsed|Maximum resident' "$W/ours.build.txt" | tr -s ' ' | tr '\n' ';')"
-    for rnd in 1 2; do
-        for a in auto wtaat taat bmp wmaxscore; do
+    for rnd in $(seq "${ROUNDS:-2}"); do
+        for a in ${METHODS:-auto wtaat taat bmp wmaxscore}; do
             qpass ours ours "$a" "$W/q.vec.jsonl" --param sq_latency="$SQ" --param algo=$a
         done
     done
+    [ "${PEERS:-1}" = 0 ] && { ours_only_tail; return 0; }
     for pt in "qc5-hf0.9 5 0.9" "qc10-hf0.9 10 0.9" "qc20-hf0.9 20 0.9" "qc40-hf1 40 1.0"; do
         set -- $pt
         [ -f "$W/seismic.done" ] && qpass seismic seismic "$1" "$W/q.vec.jsonl" --param query_cut=$2 --param heap_factor=$3
     done
-    [ -f "$W/pisa.started" ] && waitfor "${PISA_WAIT:-240}"
+    [ -f "$W/pisa.started" ] && WAIT_PISA=1 waitfor "${PISA_WAIT:-240}"
     [ -f "$W/pisa.done" ] && for a in maxscore block_max_wand; do qpass pisa pisa "$a" "$W/q.slow.jsonl" --param algo=$a; done
     [ -f "$W/bmp.done" ] && qpass bmp bmp-b32-l127 exact "$W/q.slow.jsonl" --param alpha=1 --param beta=1
     # ours on the same slow-peer subset, for a like-for-like ratio
@@ -152,7 +180,8 @@ query() {
         say "vector_stats failed"
     if [ "${GPU_SEARCH:-1}" = 1 ] && [ -f bench/gpu_search.sh ]; then
         say "GPU batch search on the 1 M index (bench/gpu_search.sh)"
-        BUILD=$BUILD OUT=$OUT INDEX="$W/idx/ours" QUERIES="$W/q.vec.jsonl" sh bench/gpu_search.sh >>"$LOG" 2>&1 ||
+        OMP_NUM_THREADS=$NCPU GS_THREADS=$NCPU SKIP_SCIFACT=1 SKIP_REPLICA=1 SKIP_SYN=1 BUILD=$BUILD OUT=$OUT \
+            INDEX="$W/idx/ours" VQUERIES="$W/q.vec.jsonl" sh bench/gpu_search.sh >>"$LOG" 2>&1 ||
             say "  gpu_search.sh FAILED"
     fi
     cp "$R" "$OUT/real1m_results.jsonl"
