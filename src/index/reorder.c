@@ -35,7 +35,9 @@
                           * collection, BMP scores 1.7% more postings than with 32, for 23% less reordering time */
 #define CLUSTER_DOCS 256 /* documents per cluster (4 BMP ranges) ... */
 #define MIN_CLUSTERS 4096 /* ... but at least this many clusters (what 1M documents get), as long as each
-                           * still holds one range (64 documents): a segment of a bounded build or an
+                           * still holds half a range (32 documents; 64 before the chain of clusters,
+                           * whose neighbours now share the ranges between them: 10 x 100k, ranges that
+                           * reach the final 10th score 38 -> 33 per query, median): a segment of a bounded build or an
                            * add is a slice of a larger collection and meets all of its topics, fewer
                            * documents each. Measured on the 1M synthetic collection cut into 10
                            * segments of 100k (bench/results/segments-bmp-2026-11-25.md): BMP scores
@@ -43,6 +45,7 @@
                            * 37k instead of 57k. Not smaller clusters for everyone: 64 documents per
                            * cluster at 1M scored 121k (a topic's terms then sit in more centroids
                            * than MAX_TERM_CLUSTERS and are left out of the matching). */
+#define MIN_CLUSTER_DOCS 32
 #define CENT_TERMS 64    /* terms kept per centroid */
 #define ROUNDS 4
 #define SMALL_ROUNDS 8
@@ -260,7 +263,7 @@ static int alloc_state(uint32_t N, uint32_t T, state *x)
     uint32_t every = N / MIN_SAMPLE < 1 ? 1 : N / MIN_SAMPLE > SAMPLE_EVERY ? SAMPLE_EVERY : N / MIN_SAMPLE;
     uint32_t K = N / CLUSTER_DOCS + 1, S = (N + every - 1) / every;
     if (K < MIN_CLUSTERS)
-        K = N / 64 + 1 < MIN_CLUSTERS ? N / 64 + 1 : MIN_CLUSTERS;
+        K = N / MIN_CLUSTER_DOCS + 1 < MIN_CLUSTERS ? N / MIN_CLUSTER_DOCS + 1 : MIN_CLUSTERS;
     size_t V = (T > K ? T : K) + 1, E = (size_t)S * TOP_TERMS + 1, C = (size_t)K * CENT_TERMS + 1;
     *x = (state){
         .v = {calloc(V, sizeof(float)), malloc(V * sizeof(uint32_t)), 0},
