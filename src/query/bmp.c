@@ -146,6 +146,12 @@ static int by_key_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+static int by_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The (at most) PRIME ranges of largest key into best, best first; returns how many. One pass
  * with a heap of PRIME keys, most ranges rejected by one comparison with its root: a heap of all
  * ranges, built for every query, cost as much as summing the bounds. */
@@ -233,15 +239,22 @@ void splade_bmp(splade_searcher *s, bmp_part *parts, int n_parts, topk *t)
         total += p->n_ranges;
     }
     uint64_t best[PRIME];
-    uint32_t n = best_ranges(s->range_ub, total, best);
+    uint32_t n = best_ranges(s->range_ub, total, best), at[PRIME];
+    /* The PRIME ranges are taken in queue order (segment by segment, ascending ids), not by bound:
+     * the best ranges of a segment are often neighbours, and in this order their cursors move
+     * forward and reuse decoded blocks instead of seeking back and forth. A range whose bound
+     * cannot win by the time it comes is left to the sweep (which drops it then too). */
+    for (uint32_t i = 0; i < n; i++)
+        at[i] = UINT32_MAX - (uint32_t)best[i];
+    qsort(at, n, sizeof *at, by_u32);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t bound = (uint32_t)(best[i] >> 32), q = UINT32_MAX - (uint32_t)best[i];
-        if (!can_win(t, bound))
-            return; /* no document of this or any later range can rank above the worst kept hit */
+        uint32_t q = at[i];
+        if (!can_win(t, s->range_ub[q]))
+            continue;
         const bmp_part *p = part_of(parts, n_parts, q);
         score_range(s, p, q - p->first, t);
         s->range_ub[q] = 0; /* scored: not again in the sweep */
     }
-    if (n == PRIME) /* else every range with a posting was scored */
+    if (n == PRIME && can_win(t, (uint32_t)(best[n - 1] >> 32))) /* else nothing else can win */
         sweep(s, parts, n_parts, t);
 }
