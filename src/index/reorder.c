@@ -22,14 +22,13 @@
 #include "splade.h"
 
 #define SAMPLE_EVERY 8   /* documents the centroids are trained on: 1 in 8 ... */
-#define MIN_SAMPLE 32768 /* ... but at least about this many (every document below it), trained for
-                          * SMALL_ROUNDS: a segment of a bounded build or an add (100k documents, 1,563
-                          * clusters) had 12.5k sample documents, 8 per cluster, and k-means had not
-                          * settled after 4 rounds. Measured on the 1M synthetic collection cut into 10
-                          * segments of 100k (bench/results/segments-bmp-2026-11-25b.md): ranges whose
-                          * bound reaches the final 10th score 71 -> 37 per query (median; one file 25),
-                          * postings 66.6k -> 55.5k (one file 54.3k), for 15% more build CPU. One file
-                          * of 1M gains nothing from more rounds (125k sample documents). */
+#define MIN_SAMPLE 32768 /* ... but at least about this many (every document below it): a segment of a
+                          * bounded build or an add (100k documents, 3,126 clusters) had 12.5k sample
+                          * documents, 4 per cluster. Measured on the 1M synthetic collection cut into
+                          * 10 segments of 100k, with the chain and 32 documents per cluster
+                          * (bench/results/segments-bmp-2026-11-25b.md): ranges whose bound reaches the
+                          * final 10th score 40 per query (median) with 16k sample documents, 34 with
+                          * 33k, 32 with all 100k; 8 rounds instead of 4 gained 1. */
 #define TOP_TERMS 32     /* a document's representation for training: its strongest terms */
 #define FINAL_TERMS 16   /* ... and for the final assignment of every document: measured on the 1M synthetic
                           * collection, BMP scores 1.7% more postings than with 32, for 23% less reordering time */
@@ -48,7 +47,6 @@
 #define MIN_CLUSTER_DOCS 32
 #define CENT_TERMS 64    /* terms kept per centroid */
 #define ROUNDS 4
-#define SMALL_ROUNDS 8
 #define MAX_TERM_CLUSTERS 16 /* terms in more centroids are left out of the matching */
 
 /* About the document's `want` strongest terms, into t/w (returns the count), and its strongest
@@ -370,7 +368,7 @@ static void train(const splade_index_builder *b, state *x, int threads)
         normalize(c->w + (size_t)cl * CENT_TERMS, n < CENT_TERMS ? n : CENT_TERMS);
         s->cl[i] = cl;
     }
-    for (int r = 0, rounds = s->every < SAMPLE_EVERY ? SMALL_ROUNDS : ROUNDS; r < rounds; r++) {
+    for (int r = 0; r < ROUNDS; r++) {
         if (index_centroids(c) < 0)
             return; /* out of memory: the order is only an optimization, keep what we have */
         assign_all(b, x, threads, SAMPLE_ASSIGN);
