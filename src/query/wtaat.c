@@ -260,36 +260,12 @@ static uint32_t lower_bound(const cursor *c, uint32_t target)
     return a;
 }
 
-/* First block of c whose last doc is >= target (n_blocks if none), from c->block forward or by a
- * binary search when target lies behind it. */
-static uint32_t find_block(cursor *c, uint32_t target)
-{
-    uint32_t lo = 0, hi = c->n_blocks, b = c->block;
-    if (b < c->n_blocks && (b == 0 || c->blocks[b - 1].last_doc < target)) {
-        uint32_t step = 1; /* forward: gallop */
-        lo = b;
-        while (lo + step < c->n_blocks && c->blocks[lo + step].last_doc < target)
-            lo += step, step *= 2;
-        if (c->blocks[lo].last_doc >= target)
-            return lo;
-        hi = lo + step < c->n_blocks ? lo + step + 1 : c->n_blocks;
-    }
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (c->blocks[mid].last_doc < target)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Adds c's postings in the window's ranges `want` into acc; returns the ranges touched. */
 static uint64_t score_term(splade_searcher *s, cursor *c, uint64_t want, uint32_t base, scatter_fn *scatter)
 {
     uint32_t end = base + WINDOW, touched = 0;
     uint64_t mask = 0;
-    uint32_t b = c->block = find_block(c, base + ((uint32_t)__builtin_ctzll(want) << SPLADE_RANGE_SHIFT));
+    uint32_t b = c->block = cursor_find_block(c, c->block, base + ((uint32_t)__builtin_ctzll(want) << SPLADE_RANGE_SHIFT));
     for (; b < c->n_blocks; b++) {
         uint32_t lo = b ? c->blocks[b - 1].last_doc + 1 : 0, hi = c->blocks[b].last_doc;
         if (lo >= end)
