@@ -20,29 +20,10 @@
 #include <string.h>
 
 #include "index/format.h"
-#include "index/svb.h"
 #include "query/dense_ranges.h"
 #include "query/search_internal.h"
 
 #define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
-
-/* Adds one term's range maxima (tr, query impact qw) into ub and its bitmap present. */
-static void add_term(splade_searcher *s, const splade_term_ranges *tr, uint32_t n_ranges, uint32_t qw, uint32_t *ub,
-                     uint64_t *present)
-{
-    if (tr->dense) { /* n_ranges entries, checked at open */
-        splade_dense_ranges_add(tr->data, n_ranges, qw, ub, present);
-        return;
-    }
-    splade_svb_delta_decode(tr->data + tr->n, tr->n, 0, s->range_ids);
-    for (uint32_t j = 0; j < tr->n; j++) {
-        uint32_t r = s->range_ids[j];
-        if (r < n_ranges) { /* a damaged list must not write outside the arrays */
-            ub[r] += qw * tr->data[j];
-            present[r >> 6] |= 1ull << (r & 63);
-        }
-    }
-}
 
 #define LOOKAHEAD 32
 #define AHEAD 2 /* tables prefetched whole this many terms ahead of the one being summed */
@@ -82,7 +63,8 @@ static void range_bounds(splade_searcher *s, const bmp_part *p)
         for (int i = 0; i < n; i++) {
             if (i + AHEAD < n)
                 prefetch_table(&tr[i + AHEAD], n_ranges);
-            add_term(s, &tr[i], n_ranges, p->cursors[at + i].qw, ub, p->bits + (size_t)(at + i) * p->words);
+            splade_ranges_add(&tr[i], n_ranges, p->cursors[at + i].qw, s->range_ids, ub,
+                              p->bits + (size_t)(at + i) * p->words);
         }
     }
 }

@@ -23,7 +23,6 @@
 
 #include "index/format.h"
 #include "index/postings.h"
-#include "index/svb.h"
 #include "query/dense_ranges.h"
 #include "query/search_internal.h"
 #include "query/wtaat.h"
@@ -103,8 +102,8 @@ static void add_term_ranges(struct splade_wtaat *w, const splade_segment *g, int
     *dense = tr.dense ? tr.data : NULL;
     memset(present, 0, w->words * sizeof *present);
     memset(wmax, 0, w->words);
-    if (tr.dense) { /* n_ranges entries, checked at open */
-        splade_dense_ranges_add(tr.data, n_ranges, qw, w->ub, present);
+    splade_ranges_add(&tr, n_ranges, qw, w->ids, w->ub, present);
+    if (tr.dense) {
         for (uint32_t r0 = 0; r0 < n_ranges; r0 += 64) {
             uint32_t end = r0 + 64 < n_ranges ? r0 + 64 : n_ranges;
             uint8_t m = 0;
@@ -114,14 +113,10 @@ static void add_term_ranges(struct splade_wtaat *w, const splade_segment *g, int
         }
         return;
     }
-    splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, w->ids);
-    for (uint32_t j = 0; j < tr.n; j++) {
+    for (uint32_t j = 0; j < tr.n; j++) { /* w->ids: the range ids splade_ranges_add decoded */
         uint32_t r = w->ids[j];
-        if (r < n_ranges) { /* a damaged list must not write outside the arrays */
-            w->ub[r] += qw * tr.data[j];
-            present[r >> 6] |= 1ull << (r & 63);
+        if (r < n_ranges)
             wmax[r >> 6] = tr.data[j] > wmax[r >> 6] ? tr.data[j] : wmax[r >> 6];
-        }
     }
 }
 
