@@ -367,6 +367,49 @@ static void test_reorder_independent_of_threads(void **state)
     free_collection(&c);
 }
 
+/* The build-time order keeps a topic together: documents of T topics (each with its own strong
+ * terms, plus weak shared ones) in random corpus order come out in about T runs of one topic, not
+ * one per cluster. 20k documents get 626 clusters, ~6 per topic: in cluster-number order (before
+ * the chain of neighbouring clusters) a topic's clusters lay apart, ~600 runs. */
+static void test_reorder_keeps_topics_together(void **state)
+{
+    (void)state;
+    enum { DOCS = 20000, TOPICS = 100, TOPIC_TERMS = 30, SHARED = 2000 };
+    rng = 777;
+    collection c;
+    make_collection(&c, DOCS, TOPICS * TOPIC_TERMS + SHARED, 0, 0); /* empty documents, filled below */
+    uint32_t *topic = malloc(DOCS * sizeof *topic);
+    for (uint32_t d = 0; d < DOCS; d++) {
+        topic[d] = rnd() % TOPICS;
+        c.terms[d] = realloc(c.terms[d], 40 * sizeof(int32_t));
+        c.w[d] = realloc(c.w[d], 40 * sizeof(float));
+        int n = 0;
+        for (int i = 0; i < TOPIC_TERMS; i += 2) { /* every other term of its topic, from a random start */
+            c.terms[d][n] = (int32_t)(topic[d] * TOPIC_TERMS + (i + rnd() % 2) % TOPIC_TERMS);
+            c.w[d][n++] = 1.0f + (float)(rnd() % 1000) / 500.0f;
+        }
+        for (int i = 0; i < 10; i++) /* weak shared terms, distinct: one from each tenth of the pool */
+            c.terms[d][n] = TOPICS * TOPIC_TERMS + i * (SHARED / 10) + (int32_t)(rnd() % (SHARED / 10)),
+            c.w[d][n++] = 0.1f + (float)(rnd() % 100) / 500.0f;
+        c.len[d] = n;
+    }
+    char *dir = tmp_dir();
+    splade_index *ix = build(&c, dir);
+    assert_true(splade_index_get_info(ix)->flags & SPLADE_IX_REORDERED);
+    uint32_t *at = malloc(DOCS * sizeof *at), runs = 1;
+    for (uint32_t d = 0; d < DOCS; d++)
+        at[c.internal[d]] = topic[d];
+    for (uint32_t i = 1; i < DOCS; i++)
+        runs += at[i] != at[i - 1];
+    print_message("topic runs in internal order: %u for %d topics\n", runs, TOPICS);
+    assert_true(runs <= 2 * TOPICS);
+    free(at);
+    free(topic);
+    splade_index_close(ix);
+    remove_index(dir);
+    free_collection(&c);
+}
+
 /* Approximate wtaat (splade_search_opts): options of no effect give the exact answer; query_cut = 1
  * gives the exact answer of the query reduced to its heaviest term; a bound factor < 1 returns
  * hits with their exact scores, best first, never more than the exact answer's, among the exact
@@ -485,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_empty_query_and_absent_terms),
         cmocka_unit_test(test_batch_same_for_any_thread_count),
         cmocka_unit_test(test_reorder_independent_of_threads),
+        cmocka_unit_test(test_reorder_keeps_topics_together),
         cmocka_unit_test(test_approximate_options),
         cmocka_unit_test(test_query_cut_taat),
     };

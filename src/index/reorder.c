@@ -6,7 +6,7 @@
  * Recursive graph bisection orders best but costs minutes per million documents. This is a
  * linear-time stand-in: spherical k-means of documents by their ~32 strongest terms, trained on a
  * sample (1 in 8) with sparse centroids, then one assignment pass over all documents; documents
- * are sorted by (cluster, strongest term), corpus order inside. Measured on the 1M synthetic
+ * are sorted by (cluster in a chain of neighbouring clusters, strongest term), corpus order inside. Measured on the 1M synthetic
  * collection (bench/results/index-*.md): BMP scores 5x fewer postings than in corpus order, as few
  * as with the order of the generator's hidden topics. Tried before and dropped: sorting by the
  * strongest term alone (1.4x fewer), label propagation on documents' 12 strongest terms (1.5x). */
@@ -21,13 +21,22 @@
 #include "index/parallel.h"
 #include "splade.h"
 
-#define SAMPLE_EVERY 8   /* documents the centroids are trained on: 1 in 8 */
+#define SAMPLE_EVERY 8   /* documents the centroids are trained on: 1 in 8 ... */
+#define MIN_SAMPLE 32768 /* ... but at least about this many (every document below it): a segment of a
+                          * bounded build or an add (100k documents, 3,126 clusters) had 12.5k sample
+                          * documents, 4 per cluster. Measured on the 1M synthetic collection cut into
+                          * 10 segments of 100k, with the chain and 32 documents per cluster
+                          * (bench/results/segments-bmp-2026-11-25b.md): ranges whose bound reaches the
+                          * final 10th score 40 per query (median) with 16k sample documents, 34 with
+                          * 33k, 32 with all 100k; 8 rounds instead of 4 gained 1. */
 #define TOP_TERMS 32     /* a document's representation for training: its strongest terms */
 #define FINAL_TERMS 16   /* ... and for the final assignment of every document: measured on the 1M synthetic
                           * collection, BMP scores 1.7% more postings than with 32, for 23% less reordering time */
 #define CLUSTER_DOCS 256 /* documents per cluster (4 BMP ranges) ... */
 #define MIN_CLUSTERS 4096 /* ... but at least this many clusters (what 1M documents get), as long as each
-                           * still holds one range (64 documents): a segment of a bounded build or an
+                           * still holds half a range (32 documents; 64 before the chain of clusters,
+                           * whose neighbours now share the ranges between them: 10 x 100k, ranges that
+                           * reach the final 10th score 38 -> 33 per query, median): a segment of a bounded build or an
                            * add is a slice of a larger collection and meets all of its topics, fewer
                            * documents each. Measured on the 1M synthetic collection cut into 10
                            * segments of 100k (bench/results/segments-bmp-2026-11-25.md): BMP scores
@@ -35,6 +44,7 @@
                            * 37k instead of 57k. Not smaller clusters for everyone: 64 documents per
                            * cluster at 1M scored 121k (a topic's terms then sit in more centroids
                            * than MAX_TERM_CLUSTERS and are left out of the matching). */
+#define MIN_CLUSTER_DOCS 32
 #define CENT_TERMS 64    /* terms kept per centroid */
 #define ROUNDS 4
 #define MAX_TERM_CLUSTERS 16 /* terms in more centroids are left out of the matching */
@@ -225,6 +235,7 @@ static int sort_by(const uint32_t *ids, uint32_t n, const uint32_t *key, uint32_
 }
 
 typedef struct {
+    uint32_t every;       /* sample document i is document i × every */
     uint32_t n, *len, *t; /* sample document i: (t, w)[i × TOP_TERMS ..][0 .. len[i]) */
     float *w;
     uint32_t *cl, *by, *cstart;
@@ -247,13 +258,14 @@ static void free_state(state *x)
 
 static int alloc_state(uint32_t N, uint32_t T, state *x)
 {
-    uint32_t K = N / CLUSTER_DOCS + 1, S = (N + SAMPLE_EVERY - 1) / SAMPLE_EVERY;
+    uint32_t every = N / MIN_SAMPLE < 1 ? 1 : N / MIN_SAMPLE > SAMPLE_EVERY ? SAMPLE_EVERY : N / MIN_SAMPLE;
+    uint32_t K = N / CLUSTER_DOCS + 1, S = (N + every - 1) / every;
     if (K < MIN_CLUSTERS)
-        K = N / 64 + 1 < MIN_CLUSTERS ? N / 64 + 1 : MIN_CLUSTERS;
+        K = N / MIN_CLUSTER_DOCS + 1 < MIN_CLUSTERS ? N / MIN_CLUSTER_DOCS + 1 : MIN_CLUSTERS;
     size_t V = (T > K ? T : K) + 1, E = (size_t)S * TOP_TERMS + 1, C = (size_t)K * CENT_TERMS + 1;
     *x = (state){
         .v = {calloc(V, sizeof(float)), malloc(V * sizeof(uint32_t)), 0},
-        .s = {S, malloc(((size_t)S + 1) * 4), malloc(E * 4), malloc(E * sizeof(float)), calloc((size_t)S + 1, 4),
+        .s = {every, S, malloc(((size_t)S + 1) * 4), malloc(E * 4), malloc(E * sizeof(float)), calloc((size_t)S + 1, 4),
               malloc(((size_t)S + 1) * 4), malloc(((size_t)K + 3) * 4)},
         .c = {K, T, malloc(C * 4), malloc(C * sizeof(float)), malloc(((size_t)T + 2) * 4),
               malloc(C * sizeof(struct posting_cw))},
@@ -288,7 +300,7 @@ static void *assign_range(void *arg)
     centroids *c = &j->x->c;
     if (j->what == SAMPLE_TERMS) /* the training representation of sample documents */
         for (uint32_t i = j->from, strongest; i < j->to; i++)
-            s->len[i] = top_terms(j->b, i * SAMPLE_EVERY, TOP_TERMS, s->t + (size_t)i * TOP_TERMS,
+            s->len[i] = top_terms(j->b, i * s->every, TOP_TERMS, s->t + (size_t)i * TOP_TERMS,
                                   s->w + (size_t)i * TOP_TERMS, &strongest);
     else if (j->what == SAMPLE_ASSIGN)
         for (uint32_t i = j->from; i < j->to; i++)
@@ -375,6 +387,37 @@ static void train(const splade_index_builder *b, state *x, int threads)
     index_centroids(c);
 }
 
+/* The clusters in a chain of neighbours: rank[cl] = place of cluster cl. Starting from cluster 0,
+ * the next is the unvisited cluster whose centroid has the largest dot product with the current
+ * one's (ties to the lower cluster; the lowest unvisited one when none shares a term). A topic split
+ * over several clusters then gets consecutive ids, and a range that straddles two clusters mixes
+ * neighbours, not strangers: clusters average 64 documents (one range) in a segment of 100k, so
+ * most ranges straddle. Cost: K steps of at most CENT_TERMS × MAX_TERM_CLUSTERS votes. */
+static void chain_clusters(const centroids *c, vote *v, uint8_t *seen, uint32_t *rank)
+{
+    uint32_t cur = 0, next_free = 0;
+    memset(seen, 0, (size_t)c->k + 1);
+    for (uint32_t at = 0; at < c->k; at++) {
+        rank[cur] = at;
+        seen[cur] = 1;
+        for (uint32_t j = 0; j < CENT_TERMS; j++) {
+            uint32_t term = c->term[(size_t)cur * CENT_TERMS + j];
+            if (term == UINT32_MAX)
+                break;
+            for (uint32_t i = c->istart[term]; i < c->istart[term + 1]; i++)
+                if (!seen[c->inv[i].cl])
+                    vote_add(v, c->inv[i].cl, c->w[(size_t)cur * CENT_TERMS + j] * c->inv[i].w);
+        }
+        cur = vote_winner(v);
+        if (cur == UINT32_MAX) {
+            while (next_free < c->k && seen[next_free])
+                next_free++;
+            cur = next_free;
+        }
+    }
+    rank[c->k] = c->k; /* documents that share no term with any centroid: last */
+}
+
 int splade_reorder_docs(const splade_index_builder *b, int threads, uint32_t **order_out)
 {
     uint32_t N = b->ids.n, T = (uint32_t)b->n_terms;
@@ -386,6 +429,17 @@ int splade_reorder_docs(const splade_index_builder *b, int threads, uint32_t **o
         for (uint32_t d = 0; d < N; d++)
             x.ids[d] = d;
         rc = sort_by(x.ids, N, x.strongest, T + 1, x.order);
+        if (rc == 0) { /* clusters in chain order (out of memory: label order, only less tight) */
+            uint8_t *seen = malloc((size_t)x.c.k + 1);
+            uint32_t *rank = malloc(((size_t)x.c.k + 1) * sizeof *rank);
+            if (seen && rank) {
+                chain_clusters(&x.c, &x.v, seen, rank);
+                for (uint32_t d = 0; d < N; d++)
+                    x.label[d] = rank[x.label[d]];
+            }
+            free(seen);
+            free(rank);
+        }
         if (rc == 0)
             rc = sort_by(x.order, N, x.label, x.c.k + 1, x.ids);
     }

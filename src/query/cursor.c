@@ -60,19 +60,18 @@ void cursor_next_geq(cursor *c, uint32_t target)
     c->doc = c->docs[p];
 }
 
-void cursor_locate(cursor *c, uint32_t target)
+uint32_t cursor_find_block(const cursor *c, uint32_t from, uint32_t target)
 {
-    uint32_t d = c->decoded;
-    if (d != UINT32_MAX && c->blocks[d].last_doc >= target && (d == 0 || c->blocks[d - 1].last_doc < target)) {
-        c->block = d; /* target inside the decoded block: no metadata search */
-        return;
-    }
     uint32_t lo = 0, hi = c->n_blocks;
-    if (d != UINT32_MAX && c->blocks[d].last_doc < target) { /* forward: gallop from the decoded block */
-        uint32_t step = 1;
-        lo = d + 1;
+    if (from <= c->n_blocks && (from == 0 || c->blocks[from - 1].last_doc < target)) {
+        if (from == c->n_blocks)
+            return from; /* every block ends below target */
+        uint32_t step = 1; /* forward: gallop */
+        lo = from;
         while (lo + step < c->n_blocks && c->blocks[lo + step].last_doc < target)
             lo += step, step *= 2;
+        if (c->blocks[lo].last_doc >= target)
+            return lo;
         hi = lo + step < c->n_blocks ? lo + step + 1 : c->n_blocks;
     }
     while (lo < hi) {
@@ -82,7 +81,18 @@ void cursor_locate(cursor *c, uint32_t target)
         else
             hi = mid;
     }
-    c->block = lo;
+    return lo;
+}
+
+void cursor_locate(cursor *c, uint32_t target)
+{
+    uint32_t d = c->decoded;
+    if (d != UINT32_MAX && c->blocks[d].last_doc >= target && (d == 0 || c->blocks[d - 1].last_doc < target)) {
+        c->block = d; /* target inside the decoded block: no metadata search */
+        return;
+    }
+    /* forward: gallop from the block after the decoded one; else (none decoded, or behind) bisect */
+    c->block = cursor_find_block(c, d != UINT32_MAX && c->blocks[d].last_doc < target ? d + 1 : UINT32_MAX, target);
 }
 
 void cursor_prefetch(const cursor *c)

@@ -36,6 +36,11 @@ void cursor_seek(cursor *c, uint32_t target);
  * cursor_locate finds the block (c->block) from block metadata only, cursor_prefetch asks for that
  * block's data if it is not the decoded one, cursor_seek_located then moves as cursor_seek would. */
 void cursor_locate(cursor *c, uint32_t target);
+/* First block of c whose last doc is >= target (n_blocks if none): galloping forward from block
+ * `from` when every block before it ends below target (from = the decoded or current block, so
+ * usually a step or two), else by binary search over all blocks (from behind target, or
+ * UINT32_MAX). Block metadata only. */
+uint32_t cursor_find_block(const cursor *c, uint32_t from, uint32_t target);
 void cursor_prefetch(const cursor *c);
 void cursor_seek_located(cursor *c, uint32_t target);
 

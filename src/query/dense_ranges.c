@@ -3,6 +3,8 @@
  * and one bit set per range, which was about a third of a BMP query on the 1M collection. */
 #include "query/dense_ranges.h"
 
+#include "index/svb.h"
+
 static void add_scalar(const uint8_t *max, uint32_t from, uint32_t n, uint32_t qw, uint32_t *ub, uint64_t *present)
 {
     for (uint32_t r = from; r < n; r++)
@@ -45,4 +47,21 @@ void splade_dense_ranges_add(const uint8_t *max, uint32_t n, uint32_t qw, uint32
         r = add_avx2(max, n, qw, ub, present);
 #endif
     add_scalar(max, r, n, qw, ub, present);
+}
+
+void splade_ranges_add(const splade_term_ranges *tr, uint32_t n_ranges, uint32_t qw, uint32_t *ids, uint32_t *ub,
+                       uint64_t *present)
+{
+    if (tr->dense) { /* n_ranges entries, checked at open */
+        splade_dense_ranges_add(tr->data, n_ranges, qw, ub, present);
+        return;
+    }
+    splade_svb_delta_decode(tr->data + tr->n, tr->n, 0, ids);
+    for (uint32_t j = 0; j < tr->n; j++) {
+        uint32_t r = ids[j];
+        if (r < n_ranges) { /* a damaged list must not write outside the arrays */
+            ub[r] += qw * tr->data[j];
+            present[r >> 6] |= 1ull << (r & 63);
+        }
+    }
 }

@@ -23,7 +23,6 @@
 
 #include "index/format.h"
 #include "index/postings.h"
-#include "index/svb.h"
 #include "query/dense_ranges.h"
 #include "query/search_internal.h"
 #include "query/wtaat.h"
@@ -103,8 +102,8 @@ static void add_term_ranges(struct splade_wtaat *w, const splade_segment *g, int
     *dense = tr.dense ? tr.data : NULL;
     memset(present, 0, w->words * sizeof *present);
     memset(wmax, 0, w->words);
-    if (tr.dense) { /* n_ranges entries, checked at open */
-        splade_dense_ranges_add(tr.data, n_ranges, qw, w->ub, present);
+    splade_ranges_add(&tr, n_ranges, qw, w->ids, w->ub, present);
+    if (tr.dense) {
         for (uint32_t r0 = 0; r0 < n_ranges; r0 += 64) {
             uint32_t end = r0 + 64 < n_ranges ? r0 + 64 : n_ranges;
             uint8_t m = 0;
@@ -114,14 +113,10 @@ static void add_term_ranges(struct splade_wtaat *w, const splade_segment *g, int
         }
         return;
     }
-    splade_svb_delta_decode(tr.data + tr.n, tr.n, 0, w->ids);
-    for (uint32_t j = 0; j < tr.n; j++) {
+    for (uint32_t j = 0; j < tr.n; j++) { /* w->ids: the range ids splade_ranges_add decoded */
         uint32_t r = w->ids[j];
-        if (r < n_ranges) { /* a damaged list must not write outside the arrays */
-            w->ub[r] += qw * tr.data[j];
-            present[r >> 6] |= 1ull << (r & 63);
+        if (r < n_ranges)
             wmax[r >> 6] = tr.data[j] > wmax[r >> 6] ? tr.data[j] : wmax[r >> 6];
-        }
     }
 }
 
@@ -260,36 +255,12 @@ static uint32_t lower_bound(const cursor *c, uint32_t target)
     return a;
 }
 
-/* First block of c whose last doc is >= target (n_blocks if none), from c->block forward or by a
- * binary search when target lies behind it. */
-static uint32_t find_block(cursor *c, uint32_t target)
-{
-    uint32_t lo = 0, hi = c->n_blocks, b = c->block;
-    if (b < c->n_blocks && (b == 0 || c->blocks[b - 1].last_doc < target)) {
-        uint32_t step = 1; /* forward: gallop */
-        lo = b;
-        while (lo + step < c->n_blocks && c->blocks[lo + step].last_doc < target)
-            lo += step, step *= 2;
-        if (c->blocks[lo].last_doc >= target)
-            return lo;
-        hi = lo + step < c->n_blocks ? lo + step + 1 : c->n_blocks;
-    }
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (c->blocks[mid].last_doc < target)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Adds c's postings in the window's ranges `want` into acc; returns the ranges touched. */
 static uint64_t score_term(splade_searcher *s, cursor *c, uint64_t want, uint32_t base, scatter_fn *scatter)
 {
     uint32_t end = base + WINDOW, touched = 0;
     uint64_t mask = 0;
-    uint32_t b = c->block = find_block(c, base + ((uint32_t)__builtin_ctzll(want) << SPLADE_RANGE_SHIFT));
+    uint32_t b = c->block = cursor_find_block(c, c->block, base + ((uint32_t)__builtin_ctzll(want) << SPLADE_RANGE_SHIFT));
     for (; b < c->n_blocks; b++) {
         uint32_t lo = b ? c->blocks[b - 1].last_doc + 1 : 0, hi = c->blocks[b].last_doc;
         if (lo >= end)
