@@ -16,7 +16,7 @@
 #include "splade/segments.h"
 
 static const char usage_fmt[] =
-    "usage: splade-index %s CORPUS.jsonl [-i DIR] [--model DIR|NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--precision bf16|fp32]\n"
+    "usage: splade-index %s CORPUS.jsonl [-i DIR] [--model DIR|NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--precision bf16|fp32|int8]\n"
     "                        [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
     "                        [--no-merge] [--max-segments N] [--memory SIZE]\n"
     "       splade-index %s --vectors VECTORS.jsonl [-i DIR] [...]\n"

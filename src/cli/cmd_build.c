@@ -15,7 +15,7 @@
 
 static const char usage_text[] =
     "usage: splade-index build CORPUS.jsonl [-o DIR] [--model DIR|NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J]\n"
-    "                          [--precision bf16|fp32] [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
+    "                          [--precision bf16|fp32|int8] [--batch N] [--max-length N] [--threads N] [--quiet] [--skip-invalid]\n"
     "                          [--allow-empty] [--doc-scale X] [--memory SIZE]\n"
     "       splade-index build --vectors VECTORS.jsonl [-o DIR] [--threads N] [--quiet] [--skip-invalid] [--allow-empty]\n"
     "                          [--doc-scale X] [--memory SIZE]\n"
@@ -26,7 +26,8 @@ static const char usage_text[] =
     "is replaced atomically once the new one is complete and verified. --threads N: threads for encoding\n"
     "and inversion (default: all cores); the index does not depend on it. --precision: the GPU's number\n"
     "format, bf16 (default, fast) or fp32 (the CPU's vectors); the CPU computes in fp32 unless\n"
-    "--precision bf16 is given (opt-in: AMX / AVX512-BF16 through oneDNN).\n"
+    "--precision bf16 is given (opt-in: AMX / AVX512-BF16 through oneDNN) or int8 (opt-in, CPU only:\n"
+    "VNNI / AMX-INT8 through oneDNN).\n"
     "One build at a time per DIR (a second one fails naming the first). A build without postings does\n"
     "not replace an index that has some unless --allow-empty. --doc-scale X: quantize with this weight of\n"
     "one impact unit instead of the largest weight / 255 (to compare with a segmented index: see `info`).\n"

@@ -23,7 +23,7 @@
 
 static const char usage_text[] =
     "usage: splade-index encode [--model DIR|ORG/NAME] [--device auto|cpu|cuda|cuda:all|cuda:I,J] [--threads N]\n"
-    "                           [--precision bf16|fp32] [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
+    "                           [--precision bf16|fp32|int8] [--max-length N] [--batch N] [--top-k K] [--threshold T] [--quiet]\n"
     "                           [--queries --format opensearch|opensearch-sparse|elasticsearch|qdrant|milvus\n"
     "                            [--target NAME] [--field NAME] [--size K]]\n"
     "                           (TEXT... | --input FILE.jsonl)\n"
@@ -34,7 +34,8 @@ static const char usage_text[] =
     "~/.cache/splade-index/" SPLADE_DEFAULT_MODEL ", else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`).\n"
     "Texts longer than --max-length tokens (default 256) are truncated; the count goes to stderr.\n"
     "--precision: the GPU's number format, bf16 (default, fast) or fp32 (the same vectors as the CPU,\n"
-    "which computes in fp32 unless --precision bf16 is given: opt-in, AMX / AVX512-BF16 via oneDNN).\n"
+    "which computes in fp32 unless --precision bf16 is given: opt-in, AMX / AVX512-BF16 via oneDNN;\n"
+    "or int8: opt-in, CPU only, VNNI / AMX-INT8 via oneDNN).\n"
     "--queries --format ENGINE: each text's search request body for that engine instead, one per line in\n"
     "input order (index/collection --target, vector --field, both default splade; --size hits, default\n"
     "10), matching the documents of `splade-index export --format ENGINE`.\n";
