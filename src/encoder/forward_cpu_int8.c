@@ -5,12 +5,38 @@
 #include "encoder/forward_cpu_int8.h"
 #include "common/cpu_team.h"
 #include "common/fail.h"
+#include "common/settings.h"
 #include "encoder/gemm_dnnl.h"
 #include "encoder/model_internal.h"
 #include "splade.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+/* The head's format: the setting, else bf16 where oneDNN runs it natively, else fp32. */
+static int head_format(int *head)
+{
+    *head = splade_settings_get()->cpu_int8_head;
+    if (*head == SPLADE_Q8_HEAD_BF16)
+        return splade_dnnl_bf16_check();
+    if (!*head)
+        *head = splade_dnnl_bf16_check() == SPLADE_OK ? SPLADE_Q8_HEAD_BF16 : SPLADE_Q8_HEAD_FP32;
+    return SPLADE_OK;
+}
+
+static int create_head(const splade_model *m, splade_cpu_int8 *w)
+{
+    const int32_t H = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    int rc = SPLADE_OK;
+    if (w->head == SPLADE_Q8_HEAD_INT8) {
+        rc = splade_q8_linear_create(m->mlm_dense_w, m->mlm_dense_b, H, H, &w->mlm_dense);
+        rc = rc ? rc : splade_q8_linear_create(m->decoder_w, m->decoder_b, V, H, &w->decoder);
+    } else if (w->head == SPLADE_Q8_HEAD_BF16) {
+        rc = splade_dnnl_linear_create(m->mlm_dense_w, m->mlm_dense_b, H, H, &w->mlm_dense_bf);
+        rc = rc ? rc : splade_dnnl_linear_create(m->decoder_w, m->decoder_b, V, H, &w->decoder_bf);
+    }
+    return rc;
+}
 
 int splade_cpu_int8_create(const splade_model *m, splade_cpu_int8 **out)
 {
@@ -26,6 +52,7 @@ int splade_cpu_int8_create(const splade_model *m, splade_cpu_int8 **out)
         return splade_fail(SPLADE_ERR_NOMEM, "int8 weights");
     }
     w->n_layers = c->num_layers;
+    rc = head_format(&w->head);
     for (int32_t l = 0; !rc && l < c->num_layers; l++) {
         const splade_layer *p = &m->layers[l];
         splade_q8_layer *q = &w->layers[l];
@@ -36,8 +63,7 @@ int splade_cpu_int8_create(const splade_model *m, splade_cpu_int8 **out)
         rc = rc ? rc : splade_q8_linear_create(p->ffn_in_w, p->ffn_in_b, F, H, &q->ffn_in);
         rc = rc ? rc : splade_q8_linear_create(p->ffn_out_w, p->ffn_out_b, H, F, &q->ffn_out);
     }
-    rc = rc ? rc : splade_q8_linear_create(m->mlm_dense_w, m->mlm_dense_b, H, H, &w->mlm_dense);
-    rc = rc ? rc : splade_q8_linear_create(m->decoder_w, m->decoder_b, c->vocab_size, H, &w->decoder);
+    rc = rc ? rc : create_head(m, w);
     if (rc)
         splade_cpu_int8_free(w);
     else
@@ -57,6 +83,8 @@ void splade_cpu_int8_free(splade_cpu_int8 *w)
     }
     splade_q8_linear_free(w->mlm_dense);
     splade_q8_linear_free(w->decoder);
+    splade_dnnl_linear_free(w->mlm_dense_bf);
+    splade_dnnl_linear_free(w->decoder_bf);
     free(w->layers);
     free(w);
 }

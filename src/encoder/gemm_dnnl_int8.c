@@ -17,10 +17,10 @@
 /* Row quantization (gemm_dnnl_int8.h): the range is widened to hold 0, so zero stays exact and the
  * zero point is in [0, 255]; an all-zero row gets scale 1. Rounding is to nearest even in both
  * versions below (nearbyintf under the default mode, and cvtps2dq), so they give the same bytes. */
-static void row_range(const float *x, int32_t K, float *scale, int32_t *zp, float *inv)
+static void row_range(const float *x, size_t K, float *scale, int32_t *zp, float *inv)
 {
     float mn = 0.0f, mx = 0.0f;
-    for (int32_t k = 0; k < K; k++) {
+    for (size_t k = 0; k < K; k++) {
         mn = x[k] < mn ? x[k] : mn;
         mx = x[k] > mx ? x[k] : mx;
     }
@@ -77,8 +77,19 @@ void splade_q8_quantize(const float *x, int32_t r0, int32_t r1, int32_t K, const
     for (int32_t r = r0; r < r1; r++) {
         const float *row = x + (size_t)r * K;
         float inv;
-        row_range(row, K, &a->scale[r], &a->zp[r], &inv);
+        row_range(row, (size_t)K, &a->scale[r], &a->zp[r], &inv);
         (v ? quantize_avx512 : quantize_scalar)(row, K, inv, a->zp[r], a->q + (size_t)r * K);
+    }
+}
+
+void splade_q8_quantize_tensor(const float *x, int32_t T, int32_t r0, int32_t r1, int32_t K, const splade_q8_rows *a)
+{
+    float s, inv;
+    int32_t zp;
+    row_range(x, (size_t)T * K, &s, &zp, &inv);
+    for (int32_t r = r0; r < r1; r++) {
+        a->scale[r] = s, a->zp[r] = zp;
+        quantize_scalar(x + (size_t)r * K, K, inv, zp, a->q + (size_t)r * K);
     }
 }
 

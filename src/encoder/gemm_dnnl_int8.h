@@ -41,6 +41,10 @@ int32_t splade_q8_panels(const splade_q8_linear *l);
 /* Rows [r0, r1) of x [*, K] (row stride K) into a's rows r0.. (u8, scale, zero point). */
 void splade_q8_quantize(const float *x, int32_t r0, int32_t r1, int32_t K, const splade_q8_rows *a);
 
+/* The same with one scale and zero point for the whole activation (rows [0, T) of x give the
+ * range; rows [r0, r1) are written): the per-tensor alternative, measured against per row. */
+void splade_q8_quantize_tensor(const float *x, int32_t T, int32_t r0, int32_t r1, int32_t K, const splade_q8_rows *a);
+
 /* One unit: rows [r0, r0 + rows) of A against panel p, dequantized with the bias into dst (the
  * unit's first element, row stride ldd), with gemm_dnnl.h's SPLADE_DNNL_ACCUM / SPLADE_DNNL_GELU. */
 int splade_q8_unit(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r0, int32_t rows, int32_t p,
