@@ -17,13 +17,19 @@
 /* Row quantization (gemm_dnnl_int8.h): the range is widened to hold 0, so zero stays exact and the
  * zero point is in [0, 255]; an all-zero row gets scale 1. Rounding is to nearest even in both
  * versions below (nearbyintf under the default mode, and cvtps2dq), so they give the same bytes. */
+static int has_avx512(void);
+static void min_max_avx512(const float *x, size_t K, float *mn, float *mx);
+
 static void row_range(const float *x, size_t K, float *scale, int32_t *zp, float *inv)
 {
     float mn = 0.0f, mx = 0.0f;
-    for (size_t k = 0; k < K; k++) {
-        mn = x[k] < mn ? x[k] : mn;
-        mx = x[k] > mx ? x[k] : mx;
-    }
+    if (has_avx512())
+        min_max_avx512(x, K, &mn, &mx);
+    else
+        for (size_t k = 0; k < K; k++) {
+            mn = x[k] < mn ? x[k] : mn;
+            mx = x[k] > mx ? x[k] : mx;
+        }
     float s = (mx - mn) / 255.0f;
     s = s > 0.0f ? s : 1.0f;
     *scale = s, *inv = 1.0f / s;
@@ -56,6 +62,37 @@ __attribute__((target("avx512f"))) static void quantize_avx512(const float *x, i
     quantize_scalar(x + k, K - k, inv, zp, q + k);
 }
 
+/* min and max of x[0..K) and 0 (exact in any order) */
+__attribute__((target("avx512f"))) static void min_max_avx512(const float *x, size_t K, float *mn, float *mx)
+{
+    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+    for (size_t k = 0; k < K; k += 16) {
+        const __mmask16 m = K - k >= 16 ? 0xFFFF : (__mmask16)((1u << (K - k)) - 1);
+        const __m512 v = _mm512_maskz_loadu_ps(m, x + k); /* masked lanes read 0, inside the range */
+        lo = _mm512_min_ps(lo, v), hi = _mm512_max_ps(hi, v);
+    }
+    *mn = _mm512_reduce_min_ps(lo), *mx = _mm512_reduce_max_ps(hi);
+}
+
+/* d[j] (+)= (a[j] - zp * cs[j]) * (sr * ws[j]) + b[j], j < P */
+__attribute__((target("avx512f"))) static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws,
+                                                                  const float *b, float sr, int32_t zp, float *d,
+                                                                  int32_t P, int accum)
+{
+    const __m512i vz = _mm512_set1_epi32(zp);
+    const __m512 vs = _mm512_set1_ps(sr);
+    for (int32_t j = 0; j < P; j += 16) {
+        const __mmask16 m = P - j >= 16 ? 0xFFFF : (__mmask16)((1u << (P - j)) - 1);
+        const __m512i v = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, a + j),
+                                           _mm512_mullo_epi32(vz, _mm512_maskz_loadu_epi32(m, cs + j)));
+        __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(m, ws + j))),
+                                 _mm512_maskz_loadu_ps(m, b + j));
+        if (accum)
+            y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, d + j));
+        _mm512_mask_storeu_ps(d + j, m, y);
+    }
+}
+
 static int has_avx512(void)
 {
     static int has = -1;
@@ -65,6 +102,12 @@ static int has_avx512(void)
 }
 #else
 static int has_avx512(void) { return 0; }
+static void min_max_avx512(const float *x, size_t K, float *mn, float *mx) { (void)x, (void)K, (void)mn, (void)mx; }
+static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws, const float *b, float sr,
+                               int32_t zp, float *d, int32_t P, int accum)
+{
+    (void)a, (void)cs, (void)ws, (void)b, (void)sr, (void)zp, (void)d, (void)P, (void)accum;
+}
 static void quantize_avx512(const float *x, int32_t K, float inv, int32_t zp, uint8_t *q)
 {
     quantize_scalar(x, K, inv, zp, q);
@@ -346,7 +389,9 @@ static void dequant(const splade_q8_linear *l, const splade_q8_rows *A, int32_t 
         const int32_t zp = A->zp[r0 + i];
         const int32_t *a = acc + (size_t)i * P;
         float *d = dst + (size_t)i * ldd;
-        if (flags & SPLADE_DNNL_ACCUM)
+        if (has_avx512())
+            dequant_row_avx512(a, cs, ws, b, sr, zp, d, P, flags & SPLADE_DNNL_ACCUM);
+        else if (flags & SPLADE_DNNL_ACCUM)
             for (int32_t j = 0; j < P; j++)
                 d[j] += (float)(a[j] - zp * cs[j]) * (sr * ws[j]) + b[j];
         else
