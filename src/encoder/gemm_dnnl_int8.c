@@ -74,6 +74,7 @@ __attribute__((target("avx512f"))) static void min_max_avx512(const float *x, si
     *mn = _mm512_reduce_min_ps(lo), *mx = _mm512_reduce_max_ps(hi);
 }
 
+#ifdef SPLADE_HAVE_DNNL /* (the epilogue of the oneDNN units) */
 /* d[j] (+)= (a[j] - zp * cs[j]) * (sr * ws[j]) + b[j], j < P */
 __attribute__((target("avx512f"))) static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws,
                                                                   const float *b, float sr, int32_t zp, float *d,
@@ -92,6 +93,7 @@ __attribute__((target("avx512f"))) static void dequant_row_avx512(const int32_t 
         _mm512_mask_storeu_ps(d + j, m, y);
     }
 }
+#endif
 
 static int has_avx512(void)
 {
@@ -103,11 +105,13 @@ static int has_avx512(void)
 #else
 static int has_avx512(void) { return 0; }
 static void min_max_avx512(const float *x, size_t K, float *mn, float *mx) { (void)x, (void)K, (void)mn, (void)mx; }
+#ifdef SPLADE_HAVE_DNNL
 static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws, const float *b, float sr,
                                int32_t zp, float *d, int32_t P, int accum)
 {
     (void)a, (void)cs, (void)ws, (void)b, (void)sr, (void)zp, (void)d, (void)P, (void)accum;
 }
+#endif
 static void quantize_avx512(const float *x, int32_t K, float inv, int32_t zp, uint8_t *q)
 {
     quantize_scalar(x, K, inv, zp, q);
