@@ -36,5 +36,5 @@ python3 tools/make_random_model.py --out cache/rand-bert-base --layers 12 --hidd
     --numpy --vocab-bias=-2.85 --shared "$SRC/tmp/cpu_shared" --quiet || { say "model FAILED"; exit 1; }
 say "model written"
 # shellcheck disable=SC2086
-python3 bench/cpu_peer.py --shared "$SRC/tmp/cpu_shared" --models cache/rand-bert-base ${PEER_ARGS:---reps 1 --queries 20 --docs 4 --precision fp32 bf16} >>"$LOG" 2>&1
+python3 bench/cpu_peer.py --shared "$SRC/tmp/cpu_shared" --models cache/rand-bert-base ${PEER_ARGS:---reps 1 --queries 20 --docs 4 --precision fp32 bf16 int8} >>"$LOG" 2>&1
 say "done (rc $?)"

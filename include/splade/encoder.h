@@ -32,9 +32,13 @@ typedef enum { SPLADE_PRECISION_BF16 = 0, SPLADE_PRECISION_FP32 = 1 } splade_pre
 
 /* The CPU forward's number format (issue #13): fp32 by default; bf16 (opt-in) rounds every GEMM's
  * inputs (weights and activations) to bf16 with fp32 accumulation, through oneDNN on AMX or
- * AVX512-BF16 (a CPU without them gets SPLADE_ERR_UNSUPPORTED). Quality and speed:
- * bench/results/encoder-cpu-2026-11-25.md. */
-typedef enum { SPLADE_CPU_FP32 = 0, SPLADE_CPU_BF16 = 1 } splade_cpu_precision;
+ * AVX512-BF16 (a CPU without them gets SPLADE_ERR_UNSUPPORTED). int8 (opt-in) quantizes every
+ * GEMM's weights per output channel (s8, once) and its activations per token (u8, dynamic) with s32
+ * accumulation, through oneDNN on AMX-INT8 or VNNI (a CPU without VNNI gets SPLADE_ERR_UNSUPPORTED);
+ * attention, softmax and LayerNorm stay fp32. int8 exists on the CPU only: with it, device AUTO
+ * encodes on the CPU and device CUDA is an error. Quality and speed:
+ * bench/results/encoder-cpu-2026-11-25.md, bench/results/encoder-cpu-int8-2026-11-25.md. */
+typedef enum { SPLADE_CPU_FP32 = 0, SPLADE_CPU_BF16 = 1, SPLADE_CPU_INT8 = 2 } splade_cpu_precision;
 
 /* Encoder options' GPU list (issue #17): at most this many entries; n_devices = SPLADE_DEVICES_ALL
  * asks for every visible GPU. */
@@ -78,7 +82,7 @@ typedef struct {
                                     the vectors are bit for bit the same (docs/GPU_ENCODER.md, "Several
                                     GPUs"). SPLADE_DEVICES_ALL: every visible GPU */
     int32_t devices[SPLADE_MAX_DEVICES]; /* CUDA device ids, n_devices of them */
-    splade_cpu_precision cpu_precision;  /* CPU: FP32 (0, default) or BF16 (opt-in; see the enum) */
+    splade_cpu_precision cpu_precision;  /* CPU: FP32 (0, default), BF16 or INT8 (opt-in; see the enum) */
 } splade_encoder_opts;
 
 /* Fills *o with the defaults (every field documented above at its default value: device AUTO, bf16,
@@ -137,9 +141,10 @@ SPLADE_API int splade_parse_device(const char *s, splade_device *d);
  * "cuda:-1", "cuda:0,", an empty entry), o unchanged. */
 SPLADE_API int splade_parse_devices(const char *s, splade_encoder_opts *o);
 
-/* "bf16" (or NULL), "fp32" -> precision; SPLADE_ERR_INVALID_ARG otherwise (the --precision flag). */
+/* "bf16" (or NULL), "fp32" -> precision; "int8" (CPU-only) leaves the GPU's default, bf16;
+ * SPLADE_ERR_INVALID_ARG otherwise (the --precision flag). */
 SPLADE_API int splade_parse_precision(const char *s, splade_precision *p);
-/* "fp32" or "bf16" -> the CPU's format (NULL: fp32, the CPU default); anything else fails. */
+/* "fp32", "bf16" or "int8" -> the CPU's format (NULL: fp32, the CPU default); anything else fails. */
 SPLADE_API int splade_parse_cpu_precision(const char *s, splade_cpu_precision *p);
 
 /* The device actually in use (CPU or CUDA after AUTO resolved). */

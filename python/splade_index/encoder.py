@@ -96,8 +96,9 @@ class Encoder:
     None: $SPLADE_MODEL, then the default splade-tiny), as the CLI resolves --model.
 
     device: "auto" (GPU when usable), "cpu", "cuda", or a GPU list: "cuda:all", "cuda:0,2" (one encoder per
-    GPU, vectors identical to one GPU's; docs/GPU_ENCODER.md); precision: None (the GPU in bf16, the CPU in fp32), "bf16" or
-    "fp32" (given, it sets the CPU's format too: bf16 on the CPU is opt-in, AMX / AVX512-BF16); threads: CPU threads (None: all cores); max_length: tokens per text including
+    GPU, vectors identical to one GPU's; docs/GPU_ENCODER.md); precision: None (the GPU in bf16, the CPU in fp32), "bf16",
+    "fp32" (given, it sets the CPU's format too: bf16 on the CPU is opt-in, AMX / AVX512-BF16) or "int8" (the CPU
+    only: int8 GEMMs with VNNI / AMX-INT8; bench/results/encoder-cpu-int8-2026-11-25.md); threads: CPU threads (None: all cores); max_length: tokens per text including
     [CLS]/[SEP] (capped at the model's); batch_size: texts per forward pass (None: the device's default).
 
     One encoder runs one call at a time (calls from several Python threads queue on a lock; the

@@ -157,3 +157,25 @@ def test_cpu_precision_opt_in():
     diff = abs(X - base)
     assert 0 < diff.max() < 0.1, "bf16 must run (differ) yet stay close"
     assert_same_vectors(enc, X, cli_vectors("--precision", "bf16", *texts))
+
+
+def test_cpu_int8_opt_in():
+    """precision="int8" (issue #13): the CPU's int8 forward where it has VNNI / AMX-INT8 (else a
+    SpladeError naming what is missing), close to fp32 (tests/test_encoder_cpu_int8.c holds the
+    tolerance) and the CLI's `--precision int8` bit for bit; int8 is CPU-only, so device "cuda"
+    with it is an error, whatever the machine."""
+    import pytest
+    from splade_index import Encoder, SpladeError
+    with pytest.raises(SpladeError, match="CPU only"):
+        Encoder(MODEL, device="cuda", precision="int8")
+    texts = ["A black hole traps light.", "The Moon drives tides and p53 regulates apoptosis."]
+    base = Encoder(MODEL, device="cpu").encode(texts)
+    try:
+        enc = Encoder(MODEL, device="cpu", precision="int8")
+    except SpladeError as e:
+        assert "needs" in str(e)
+        pytest.skip("no int8 on this CPU/build: %s" % e)
+    X = enc.encode(texts)
+    diff = abs(X - base)
+    assert 0 < diff.max() < 0.3, "int8 must run (differ) yet stay close"
+    assert_same_vectors(enc, X, cli_vectors("--precision", "int8", *texts))

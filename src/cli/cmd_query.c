@@ -23,7 +23,7 @@
 
 static const char usage_text[] =
     "usage: splade-index query \"TEXT\" [-i DIR] [-k 10] [--json] [--device auto|cpu|cuda] [--model DIR|NAME]\n"
-    "                          [--precision bf16|fp32]\n"
+    "                          [--precision bf16|fp32|int8]\n"
     "       splade-index query --queries QUERIES.jsonl --output RUN.trec [-i DIR] [-k 1000] [--threads N]\n"
     "       splade-index query --vector-queries QVECTORS.jsonl --output RUN.trec [-i DIR] [-k 1000]\n"
     "\n"
@@ -35,7 +35,7 @@ static const char usage_text[] =
     "--bound-factor F (0 < F < 1) skips doc-id ranges whose bound x F cannot beat the k-th score\n"
     "(auto may answer more exactly: BMP and small segments skip nothing).\n"
     "--precision: the GPU's number format when --device puts the encoder there, bf16 (default) or\n"
-    "fp32 (the CPU's vectors).\n"
+    "fp32 (the CPU's vectors); int8: the CPU in int8 (opt-in, VNNI / AMX-INT8).\n"
     "--device cuda (or auto) with --queries / --vector-queries also searches the batch on the GPU: exact,\n"
     "the same run as the CPU's; without a usable GPU a one-line notice, then the CPU.\n";
 

@@ -31,9 +31,10 @@ typedef struct {
     "                         else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`)\n"                     \
     "  --device D             auto (default: a usable GPU, else the CPU with a notice saying why), cpu,\n"   \
     "                         cuda, cuda:all or cuda:I,J (several GPUs at once)\n"                         \
-    "  --precision bf16|fp32  the GPU's number format: bf16 (default, fast) or fp32 (the CPU's vectors);\n"  \
-    "                         the CPU computes in fp32 unless --precision bf16 is given (opt-in: AMX /\n"  \
-    "                         AVX512-BF16 through oneDNN)\n"                                               \
+    "  --precision P          bf16|fp32|int8. The GPU's number format: bf16 (default, fast) or fp32 (the\n"  \
+    "                         CPU's vectors); the CPU computes in fp32 unless --precision bf16 (opt-in:\n"  \
+    "                         AMX / AVX512-BF16) or int8 (opt-in, CPU only: VNNI / AMX-INT8) is given,\n"  \
+    "                         both through oneDNN\n"                                                      \
     "  --threads N            CPU threads (default: all cores); the output does not depend on it\n"        \
     "  --max-length N         tokens per text, [CLS] and [SEP] included; longer texts are truncated\n"     \
     "                         (default 256, at most the model's; add/update: the index's)\n"              \

@@ -23,6 +23,21 @@ static int int_or(const char *name, int dflt)
     return e && *e ? atoi(e) : dflt;
 }
 
+/* "qkv,ffn_out" -> bits 1 << index in the list below (forward_cpu_int8.h's SPLADE_Q8_*). */
+static int int8_fp32_set(const char *e)
+{
+    static const char *const names[] = {"qkv", "attn_out", "ffn_in", "ffn_out"};
+    int bits = 0;
+    for (const char *p = e; p && *p;) {
+        size_t n = strcspn(p, ",");
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (strlen(names[i]) == n && !strncmp(p, names[i], n))
+                bits |= 1 << i;
+        p += n + (p[n] == ',');
+    }
+    return bits;
+}
+
 static void read_env(void)
 {
     splade_settings s = {0};
@@ -41,6 +56,10 @@ static void read_env(void)
     s.lmhead_group = group > 0 ? group : 0;
     s.timings = int_or("SPLADE_TIMINGS", 0) != 0;
     s.gpu_warm = int_or("SPLADE_GPU_WARM", 1) != 0;
+    s.cpu_int8_fp32 = int8_fp32_set(getenv("SPLADE_CPU_INT8_FP32"));
+    s.cpu_int8_per_tensor = is("SPLADE_CPU_INT8_ACT", "tensor");
+    s.cpu_int8_head = is("SPLADE_CPU_INT8_HEAD", "int8") ? 1 : is("SPLADE_CPU_INT8_HEAD", "bf16") ? 2
+                    : is("SPLADE_CPU_INT8_HEAD", "fp32") ? 3 : 0;
     settings = s;
 }
 

@@ -27,6 +27,13 @@ typedef struct {
     int lmhead_group;             /* SPLADE_LMHEAD_GROUP: raster group override; 0: the planner's */
     int timings;                  /* SPLADE_TIMINGS=1: phase timers logged (src/common/phase.h) */
     int gpu_warm;                 /* SPLADE_GPU_WARM=0: no cuBLASLt set-up in the warm-up (encoder.c) */
+    int cpu_int8_fp32;            /* SPLADE_CPU_INT8_FP32=qkv,attn_out,ffn_in,ffn_out: those GEMMs of the
+                                     CPU's int8 forward's layers in fp32 (bisecting its quality); a bit
+                                     set of SPLADE_Q8_* (src/encoder/forward_cpu_int8.h) */
+    int cpu_int8_head;            /* SPLADE_CPU_INT8_HEAD=int8|bf16|fp32: the int8 forward's MLM transform
+                                     and LM head in that format; 0 (unset): bf16 where the CPU has it,
+                                     else fp32 (SPLADE_Q8_HEAD_*) */
+    int cpu_int8_per_tensor;      /* SPLADE_CPU_INT8_ACT=tensor: one scale per activation, not per row */
 } splade_settings;
 
 /* The settings, read from the environment on the first call (pthread_once); never NULL. */

@@ -1,10 +1,12 @@
-/* The CPU backend (backend.h): the exact fp32 forward of forward_cpu.c on the model's host weights. */
+/* The CPU backend (backend.h): the exact fp32 forward of forward_cpu.c on the model's host weights,
+ * or its opt-in bf16 / int8 forms (weights converted at upload). */
 #include <stdlib.h>
 
 #include "common/fail.h"
 #include "encoder/backend.h"
 #include "encoder/forward_cpu.h"
 #include "encoder/forward_cpu_bf16.h"
+#include "encoder/forward_cpu_int8.h"
 #include "splade.h"
 
 typedef struct {
@@ -13,6 +15,7 @@ typedef struct {
     size_t batch_bytes; /* cap on one forward's activations and output */
     splade_cpu_precision precision;
     splade_cpu_bf16 *bf; /* bf16 weights (opt-in), made at upload */
+    splade_cpu_int8 *q8; /* int8 weights (opt-in), made at upload */
 } cpu_state;
 
 static int cpu_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
@@ -36,6 +39,8 @@ static int cpu_upload(void *state, const splade_model *m)
     s->m = m; /* the weights are already fp32 in host memory */
     if (s->precision == SPLADE_CPU_BF16 && !s->bf)
         return splade_cpu_bf16_create(m, &s->bf); /* SPLADE_ERR_UNSUPPORTED on a CPU without bf16 */
+    if (s->precision == SPLADE_CPU_INT8 && !s->q8)
+        return splade_cpu_int8_create(m, &s->q8); /* SPLADE_ERR_UNSUPPORTED on a CPU without VNNI */
     return SPLADE_OK;
 }
 
@@ -62,14 +67,16 @@ static int32_t cpu_fit(void *state, const int32_t *offsets, int32_t B)
 static int cpu_forward(void *state, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense)
 {
     const cpu_state *s = state;
-    return splade_forward_cpu_bf16(s->m, s->bf, ids, offsets, B, out_dense, s->threads);
+    return splade_forward_cpu_lowp(s->m, s->bf, s->q8, ids, offsets, B, out_dense, s->threads);
 }
 
 static void cpu_free(void *state)
 {
     cpu_state *s = state;
-    if (s)
+    if (s) {
         splade_cpu_bf16_free(s->bf);
+        splade_cpu_int8_free(s->q8);
+    }
     free(s);
 }
 

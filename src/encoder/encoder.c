@@ -151,8 +151,13 @@ static int check_opts(const splade_encoder *e)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: max_length must be >= 2 and device valid");
     if (e->o.precision != SPLADE_PRECISION_BF16 && e->o.precision != SPLADE_PRECISION_FP32)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: precision %d (bf16 or fp32)", (int)e->o.precision);
-    if (e->o.cpu_precision != SPLADE_CPU_FP32 && e->o.cpu_precision != SPLADE_CPU_BF16)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: cpu_precision %d (fp32 or bf16)", (int)e->o.cpu_precision);
+    if (e->o.cpu_precision != SPLADE_CPU_FP32 && e->o.cpu_precision != SPLADE_CPU_BF16 &&
+        e->o.cpu_precision != SPLADE_CPU_INT8)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: cpu_precision %d (fp32, bf16 or int8)",
+                           (int)e->o.cpu_precision);
+    if (e->o.cpu_precision == SPLADE_CPU_INT8 && e->o.device == SPLADE_DEVICE_CUDA)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision int8 runs on the CPU only (the GPU encoder has "
+                                                   "bf16 and fp32): use --device cpu or auto, or another precision");
     const int32_t nd = e->o.n_devices;
     if (nd != SPLADE_DEVICES_ALL && (nd < 0 || nd > SPLADE_MAX_DEVICES))
         return splade_fail(SPLADE_ERR_INVALID_ARG, "encoder: n_devices %d (0..%d or SPLADE_DEVICES_ALL)", (int)nd,
@@ -185,7 +190,9 @@ int splade_encoder_create(const splade_model *model, const splade_encoder_opts *
     if (e->o.max_length > max_position)
         e->o.max_length = max_position;
     int rc = check_opts(e);
-    if (!rc && !(e->o.device != SPLADE_DEVICE_CPU && pick_gpu(e, &rc)) && rc == SPLADE_OK) {
+    /* int8 is CPU-only: AUTO goes straight to the CPU */
+    const int gpu_ok = e->o.device != SPLADE_DEVICE_CPU && e->o.cpu_precision != SPLADE_CPU_INT8;
+    if (!rc && !(gpu_ok && pick_gpu(e, &rc)) && rc == SPLADE_OK) {
         rc = open_cpu(e, &e->sl[0]);
         e->n_slots = rc ? 0 : 1;
     }
@@ -817,8 +824,10 @@ int splade_parse_precision(const char *s, splade_precision *p)
         *p = SPLADE_PRECISION_BF16;
     else if (!strcmp(s, "fp32"))
         *p = SPLADE_PRECISION_FP32;
+    else if (!strcmp(s, "int8")) /* CPU-only (splade_parse_cpu_precision): the GPU field keeps its default */
+        *p = SPLADE_PRECISION_BF16;
     else
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision must be bf16 or fp32, not \"%s\"", s);
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision must be bf16, fp32 or int8, not \"%s\"", s);
     return SPLADE_OK;
 }
 
@@ -828,8 +837,10 @@ int splade_parse_cpu_precision(const char *s, splade_cpu_precision *p)
         *p = SPLADE_CPU_FP32;
     else if (!strcmp(s, "bf16"))
         *p = SPLADE_CPU_BF16;
+    else if (!strcmp(s, "int8"))
+        *p = SPLADE_CPU_INT8;
     else
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision must be bf16 or fp32, not \"%s\"", s);
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "--precision must be bf16, fp32 or int8, not \"%s\"", s);
     return SPLADE_OK;
 }
 

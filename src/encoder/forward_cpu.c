@@ -12,9 +12,11 @@
 #include "lmhead_fused/lmhead.h"
 #include "encoder/attention_cpu.h"
 #include "common/cpu_team.h"
+#include "common/settings.h"
 #include "encoder/gemm_cpu.h"
 #include "encoder/rowops_cpu.h"
 #include "encoder/forward_cpu_bf16.h"
+#include "encoder/forward_cpu_int8.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -26,6 +28,7 @@ typedef struct {
     float *scratch; /* per thread: GEMM and attention scratch, `per_thread` floats each */
     size_t per_thread;
     uint16_t *xb, *ctxb, *tmpb, *ffnb; /* bf16 path: the GEMM inputs rounded to bf16 */
+    splade_q8_rows xq, ctxq, tmpq, ffnq; /* int8 path: the GEMM inputs quantized per row */
 } workspace;
 
 /* What every member of the team reads; it writes only its own share of the shared buffers. */
@@ -34,10 +37,15 @@ typedef struct {
     const int32_t *ids, *offsets;
     int32_t B, T;
     workspace *w;
-    const splade_cpu_bf16 *bf; /* NULL: fp32 */
+    const splade_cpu_bf16 *bf; /* NULL: fp32 (or int8) */
+    const splade_cpu_int8 *q8; /* NULL: fp32 (or bf16) */
+    int q8_fp32;               /* int8: SPLADE_Q8_* GEMMs kept in fp32 (settings.h, a bisection aid) */
+    int q8_per_tensor;         /* int8: one activation scale per tensor (settings.h), not per row */
 } fwd;
 
 enum { COL_ALIGN = SPLADE_GEMM_UNIT }; /* column splits of plain copies */
+_Static_assert((int)SPLADE_DNNL_ACCUM == (int)SPLADE_GEMM_ACCUM && (int)SPLADE_DNNL_GELU == (int)SPLADE_GEMM_GELU,
+               "q8_linear passes one set of flags to both GEMMs");
 
 /* This thread's share of y = x W^T + b (+ y with SPLADE_GEMM_ACCUM; GELU with SPLADE_GEMM_GELU):
  * a fixed grid of units, hence the same bits on any thread count (gemm_cpu.h). */
@@ -149,6 +157,121 @@ static int forward_team_bf16(void *ctx, int tid, splade_team *t)
     return rc;
 }
 
+/* This thread's rows of x [T, K] quantized into a (the next int8 GEMM's input); with g, the
+ * rows' LayerNorm first. */
+static void quantize_part(const fwd *f, int tid, splade_team *t, float *x, int32_t K, const splade_q8_rows *a,
+                          const float *g, const float *b)
+{
+    int r0, r1;
+    splade_team_split(tid, splade_team_size(t), f->T, 1, &r0, &r1);
+    if (g)
+        splade_layer_norm(x, r0, r1, K, g, b, f->m->cfg.layer_norm_eps);
+    if (!f->q8_per_tensor) {
+        splade_q8_quantize(x, r0, r1, K, a);
+        return;
+    }
+    if (g) /* the whole tensor's range needs every row normalized */
+        splade_team_barrier(t);
+    splade_q8_quantize_tensor(x, f->T, r0, r1, K, a);
+}
+
+/* y = x·Wᵀ + b (flags: SPLADE_DNNL_ACCUM / GELU, equal to SPLADE_GEMM_*) with the int8 weights l on
+ * xa, or in fp32 on x when the bisection aid keeps this GEMM (`which`) in fp32. */
+static int q8_linear(const fwd *f, int tid, splade_team *t, int which, const splade_q8_linear *l,
+                     const splade_q8_rows *xa, const float *x, int32_t K, const float *W, const float *b, int32_t N,
+                     float *y, int flags)
+{
+    if (!(f->q8_fp32 & which))
+        return splade_q8_share(l, xa, f->T, y, flags, tid, splade_team_size(t));
+    linear_part(f, tid, t, x, K, W, b, N, y, flags);
+    return SPLADE_OK;
+}
+
+/* The layer with int8 GEMMs (per-row u8 activations, per-channel s8 weights, s32 accumulation:
+ * gemm_dnnl_int8.h); attention, softmax, residuals and LayerNorm stay fp32. An activation is
+ * quantized per row once it is whole (after the barrier that completes it). Returns the first
+ * failure of this member (it still reaches every barrier). */
+static int layer_int8(const fwd *f, const splade_layer *p, const splade_q8_layer *q, int tid, splade_team *t)
+{
+    const int32_t H = f->m->cfg.hidden_size, F = f->m->cfg.intermediate_size;
+    workspace *w = f->w;
+    int rc = q8_linear(f, tid, t, SPLADE_Q8_QKV, q->q, &w->xq, w->x, H, p->q_w, p->q_b, H, w->q, 0);
+    rc = rc ? rc : q8_linear(f, tid, t, SPLADE_Q8_QKV, q->k, &w->xq, w->x, H, p->k_w, p->k_b, H, w->k, 0);
+    rc = rc ? rc : q8_linear(f, tid, t, SPLADE_Q8_QKV, q->v, &w->xq, w->x, H, p->v_w, p->v_b, H, w->v, 0);
+    splade_team_barrier(t);
+    attention_part(f, tid, t);
+    copy_cols(f, tid, t, w->x, w->tmp, H);
+    splade_team_barrier(t);
+    quantize_part(f, tid, t, w->ctx, H, &w->ctxq, NULL, NULL);
+    splade_team_barrier(t);
+    rc = rc ? rc : q8_linear(f, tid, t, SPLADE_Q8_ATTN_OUT, q->o, &w->ctxq, w->ctx, H, p->attn_out_w, p->attn_out_b,
+                             H, w->tmp, SPLADE_DNNL_ACCUM);
+    splade_team_barrier(t);
+    quantize_part(f, tid, t, w->tmp, H, &w->tmpq, p->ln1_g, p->ln1_b);
+    splade_team_barrier(t);
+    rc = rc ? rc : q8_linear(f, tid, t, SPLADE_Q8_FFN_IN, q->ffn_in, &w->tmpq, w->tmp, H, p->ffn_in_w, p->ffn_in_b,
+                             F, w->ffn, SPLADE_DNNL_GELU);
+    copy_cols(f, tid, t, w->tmp, w->x, H);
+    splade_team_barrier(t);
+    quantize_part(f, tid, t, w->ffn, F, &w->ffnq, NULL, NULL);
+    splade_team_barrier(t);
+    rc = rc ? rc : q8_linear(f, tid, t, SPLADE_Q8_FFN_OUT, q->ffn_out, &w->ffnq, w->ffn, F, p->ffn_out_w,
+                             p->ffn_out_b, H, w->x, SPLADE_DNNL_ACCUM);
+    splade_team_barrier(t);
+    quantize_part(f, tid, t, w->x, H, &w->xq, p->ln2_g, p->ln2_b);
+    splade_team_barrier(t);
+    return rc;
+}
+
+/* The int8 forward's MLM transform (dense + GELU + LayerNorm, into w->q) in the head's format
+ * (forward_cpu_int8.h); its output also in w->xq (int8 head) or w->xb (bf16 head). */
+static int mlm_int8(const fwd *f, int tid, splade_team *t)
+{
+    const splade_model *m = f->m;
+    const int32_t H = m->cfg.hidden_size;
+    const int n = splade_team_size(t);
+    workspace *w = f->w;
+    int rc = SPLADE_OK, r0, r1;
+    switch (f->q8->head) {
+    case SPLADE_Q8_HEAD_INT8:
+        rc = splade_q8_share(f->q8->mlm_dense, &w->xq, f->T, w->q, SPLADE_DNNL_GELU, tid, n);
+        splade_team_barrier(t);
+        quantize_part(f, tid, t, w->q, H, &w->xq, m->mlm_ln_g, m->mlm_ln_b);
+        break;
+    case SPLADE_Q8_HEAD_BF16:
+        splade_team_split(tid, n, f->T, 1, &r0, &r1);
+        splade_to_bf16(w->x + (size_t)r0 * H, w->xb + (size_t)r0 * H, (size_t)(r1 - r0) * H);
+        splade_team_barrier(t);
+        rc = splade_dnnl_share(f->q8->mlm_dense_bf, w->xb, f->T, w->q, NULL, SPLADE_DNNL_GELU, tid, n);
+        splade_team_barrier(t);
+        layer_norm_bf16(f, tid, t, w->q, w->xb, m->mlm_ln_g, m->mlm_ln_b);
+        break;
+    default:
+        linear_part(f, tid, t, w->x, H, m->mlm_dense_w, m->mlm_dense_b, H, w->q, SPLADE_GEMM_GELU);
+        splade_team_barrier(t);
+        layer_norm_part(f, tid, t, w->q, m->mlm_ln_g, m->mlm_ln_b);
+    }
+    return rc;
+}
+
+/* forward_team's int8 twin. */
+static int forward_team_int8(void *ctx, int tid, splade_team *t)
+{
+    const fwd *f = ctx;
+    const splade_model *m = f->m;
+    const int32_t H = m->cfg.hidden_size;
+    embed_part(f, tid, t);
+    quantize_part(f, tid, t, f->w->x, H, &f->w->xq, NULL, NULL);
+    splade_team_barrier(t);
+    int rc = SPLADE_OK;
+    for (int32_t l = 0; l < m->cfg.num_layers; l++) {
+        int r = layer_int8(f, &m->layers[l], &f->q8->layers[l], tid, t);
+        rc = rc ? rc : r;
+    }
+    int r = mlm_int8(f, tid, t);
+    return rc ? rc : r;
+}
+
 static void layer(const fwd *f, const splade_layer *p, int tid, splade_team *t)
 {
     const int32_t H = f->m->cfg.hidden_size, F = f->m->cfg.intermediate_size;
@@ -229,9 +352,25 @@ static int check_input(const splade_model *m, const int32_t *ids, const int32_t 
     return SPLADE_OK;
 }
 
-static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32_t dh, int nthreads, int bf16)
+static int alloc_q8(splade_q8_rows *a, size_t T, size_t K)
+{
+    a->q = malloc(T * K);
+    a->scale = malloc(T * sizeof *a->scale);
+    a->zp = malloc(T * sizeof *a->zp);
+    return a->q && a->scale && a->zp ? SPLADE_OK : SPLADE_ERR_NOMEM;
+}
+
+static void free_q8(splade_q8_rows *a) { free(a->q), free(a->scale), free(a->zp); }
+
+static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32_t dh, int nthreads, int bf16,
+                    int int8)
 {
     memset(w, 0, sizeof *w);
+    if (int8 && (alloc_q8(&w->xq, T, H) || alloc_q8(&w->ctxq, T, H) || alloc_q8(&w->tmpq, T, H) ||
+                 alloc_q8(&w->ffnq, T, F)))
+        return SPLADE_ERR_NOMEM;
+    if (int8 && !(w->xb = malloc(T * H * sizeof(uint16_t)))) /* a bf16 head's input */
+        return SPLADE_ERR_NOMEM;
     if (bf16) {
         uint16_t **b16[] = {&w->xb, &w->ctxb, &w->tmpb};
         for (size_t i = 0; i < sizeof b16 / sizeof *b16; i++)
@@ -257,6 +396,7 @@ static void free_ws(workspace *w)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(w->xb), free(w->ctxb), free(w->tmpb), free(w->ffnb);
+    free_q8(&w->xq), free_q8(&w->ctxq), free_q8(&w->tmpq), free_q8(&w->ffnq);
 }
 
 /* SpladePooling "sum": sum over positions of act(logit), which the max-fused head cannot give.
@@ -299,24 +439,28 @@ static void second_log1p(float *out, size_t n)
         out[i] = log1pf(out[i]);
 }
 
-static int run(const splade_model *m, const splade_cpu_bf16 *bf, const int32_t *ids, const int32_t *offsets,
-               int32_t B, float *out, int nthreads, workspace *w)
+static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8, const int32_t *ids,
+               const int32_t *offsets, int32_t B, float *out, int nthreads, workspace *w)
 {
     const splade_config *c = &m->cfg;
     const int32_t T = offsets[B], H = c->hidden_size;
-    fwd f = {m, ids, offsets, B, T, w, bf};
+    fwd f = {m, ids, offsets, B, T, w, bf, q8, 0, 0};
+    if (q8)
+        f.q8_fp32 = splade_settings_get()->cpu_int8_fp32, f.q8_per_tensor = splade_settings_get()->cpu_int8_per_tensor;
     /* The team owns the threading: OpenBLAS (large-M GEMMs, long attention) runs one thread
      * per call inside it. */
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(1);
-    int rc = splade_team_run(nthreads, bf ? forward_team_bf16 : forward_team, &f);
+    int rc = splade_team_run(nthreads, q8 ? forward_team_int8 : bf ? forward_team_bf16 : forward_team, &f);
     openblas_set_num_threads(saved);
     if (rc)
         return rc;
     if (c->pooling == SPLADE_POOL_SUM) /* the fp32 MLM output is in w->q on both paths */
         return sum_head(m, w->q, offsets, B, out);
-    if (bf) {
-        rc = splade_lmhead_cpu_bf16(bf->decoder, w->xb, offsets, B, out, nthreads);
+    const splade_dnnl_linear *dec_bf = q8 ? q8->decoder_bf : bf ? bf->decoder : NULL;
+    if (dec_bf || (q8 && q8->head == SPLADE_Q8_HEAD_INT8)) {
+        rc = dec_bf ? splade_lmhead_cpu_bf16(dec_bf, w->xb, offsets, B, out, nthreads)
+                    : splade_lmhead_cpu_int8(q8->decoder, &w->xq, offsets, B, out, nthreads);
         if (!rc && c->activation == SPLADE_ACT_LOG1P_LOG1P_RELU)
             second_log1p(out, (size_t)B * (size_t)c->vocab_size);
         return rc;
@@ -336,11 +480,17 @@ static int run(const splade_model *m, const splade_cpu_bf16 *bf, const int32_t *
 int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
                        float *out_dense, int threads)
 {
-    return splade_forward_cpu_bf16(m, NULL, ids, offsets, B, out_dense, threads);
+    return splade_forward_cpu_lowp(m, NULL, NULL, ids, offsets, B, out_dense, threads);
 }
 
 int splade_forward_cpu_bf16(const splade_model *m, const splade_cpu_bf16 *bf, const int32_t *ids,
                             const int32_t *offsets, int32_t B, float *out_dense, int threads)
+{
+    return splade_forward_cpu_lowp(m, bf, NULL, ids, offsets, B, out_dense, threads);
+}
+
+int splade_forward_cpu_lowp(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8,
+                            const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense, int threads)
 {
     if (!m || !ids || !offsets || !out_dense || B < 1)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_forward_cpu: bad arguments");
@@ -353,11 +503,11 @@ int splade_forward_cpu_bf16(const splade_model *m, const splade_cpu_bf16 *bf, co
     workspace w;
     const splade_config *c = &m->cfg;
     rc = alloc_ws(&w, (size_t)offsets[B], (size_t)c->hidden_size, (size_t)c->intermediate_size, max_len,
-                  c->hidden_size / c->num_heads, nthreads, bf != NULL);
+                  c->hidden_size / c->num_heads, nthreads, bf != NULL && !q8, q8 != NULL);
     if (rc)
         rc = splade_fail(SPLADE_ERR_NOMEM, "forward: workspace for %d tokens", (int)offsets[B]);
     else
-        rc = run(m, bf, ids, offsets, B, out_dense, nthreads, &w);
+        rc = run(m, q8 ? NULL : bf, q8, ids, offsets, B, out_dense, nthreads, &w);
     free_ws(&w);
     return rc;
 }

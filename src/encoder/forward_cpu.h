@@ -21,4 +21,12 @@ struct splade_cpu_bf16;
 int splade_forward_cpu_bf16(const splade_model *m, const struct splade_cpu_bf16 *bf, const int32_t *ids,
                             const int32_t *offsets, int32_t B, float *out_dense, int threads);
 
+/* Either reduced precision: q8 (forward_cpu_int8.h) non-NULL runs the int8 forward (`--precision
+ * int8` on the CPU: every GEMM of the layers, the MLM transform and the LM head in int8 with s32
+ * accumulation, activations quantized per row; attention, softmax, LayerNorm, residuals and the
+ * SPLADE activation fp32), else bf as splade_forward_cpu_bf16. */
+struct splade_cpu_int8;
+int splade_forward_cpu_lowp(const splade_model *m, const struct splade_cpu_bf16 *bf, const struct splade_cpu_int8 *q8,
+                            const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense, int threads);
+
 #endif

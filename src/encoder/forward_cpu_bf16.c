@@ -5,6 +5,7 @@
 #include "encoder/forward_cpu_bf16.h"
 #include "common/cpu_team.h"
 #include "common/fail.h"
+#include "encoder/lmhead_panels_cpu.h"
 #include "encoder/model_internal.h"
 #include "splade.h"
 
@@ -65,67 +66,17 @@ void splade_cpu_bf16_free(splade_cpu_bf16 *w)
     free(w);
 }
 
-typedef struct {
-    const splade_dnnl_linear *dec;
-    const uint16_t *X;
-    const int32_t *offsets;
-    int32_t B, H;
-    float *out;
-    float *scratch; /* per thread: logits [ROWS][PANEL] then the maxima [B][PANEL] */
-    size_t per_thread;
-} head;
-
-/* The maxima of panel p's logits per sequence, then log1p(relu(.)) into out. */
-static int head_panel(const head *h, int32_t p, float *logits, float *mx)
+/* The head's unit: rows [r0, r0 + rows) of the bf16 X against panel p. */
+static int bf16_unit(const void *lin, const void *X, int32_t r0, int32_t rows, int32_t p, float *dst, int32_t ldd)
 {
-    const int32_t V = splade_dnnl_linear_n(h->dec), c0 = p * SPLADE_DNNL_PANEL;
-    const int32_t P = V - c0 < SPLADE_DNNL_PANEL ? V - c0 : SPLADE_DNNL_PANEL, T = h->offsets[h->B];
-    for (int32_t i = 0; i < h->B * SPLADE_DNNL_PANEL; i++)
-        mx[i] = -INFINITY;
-    int32_t b = 0;
-    for (int32_t r0 = 0; r0 < T; r0 += SPLADE_DNNL_ROWS) {
-        const int32_t rows = T - r0 < SPLADE_DNNL_ROWS ? T - r0 : SPLADE_DNNL_ROWS;
-        int rc = splade_dnnl_unit_to(h->dec, h->X + (size_t)r0 * h->H, rows, p, logits, P, 0);
-        if (rc)
-            return rc;
-        for (int32_t i = 0; i < rows; i++) {
-            while (r0 + i >= h->offsets[b + 1])
-                b++;
-            const float *l = logits + (size_t)i * P;
-            float *m = mx + (size_t)b * SPLADE_DNNL_PANEL;
-            for (int32_t j = 0; j < P; j++)
-                m[j] = l[j] > m[j] ? l[j] : m[j];
-        }
-    }
-    for (b = 0; b < h->B; b++)
-        for (int32_t j = 0; j < P; j++) {
-            float v = mx[(size_t)b * SPLADE_DNNL_PANEL + j];
-            h->out[(size_t)b * V + c0 + j] = v > 0.0f ? log1pf(v) : 0.0f;
-        }
-    return SPLADE_OK;
-}
-
-static int head_team(void *ctx, int tid, splade_team *t)
-{
-    const head *h = ctx;
-    float *logits = h->scratch + (size_t)tid * h->per_thread;
-    float *mx = logits + (size_t)SPLADE_DNNL_ROWS * SPLADE_DNNL_PANEL;
-    int p0, p1, rc = SPLADE_OK;
-    splade_team_split(tid, splade_team_size(t), splade_dnnl_panels(h->dec), 1, &p0, &p1);
-    for (int p = p0; p < p1 && !rc; p++)
-        rc = head_panel(h, p, logits, mx);
-    return rc;
+    const splade_dnnl_linear *dec = lin;
+    const uint16_t *x = (const uint16_t *)X + (size_t)r0 * splade_dnnl_linear_k(dec);
+    return splade_dnnl_unit_to(dec, x, rows, p, dst, ldd, 0);
 }
 
 int splade_lmhead_cpu_bf16(const splade_dnnl_linear *dec, const uint16_t *X, const int32_t *offsets, int32_t B,
                            float *out, int nthreads)
 {
-    head h = {dec, X, offsets, B, splade_dnnl_linear_k(dec), out, NULL, 0};
-    h.per_thread = (size_t)SPLADE_DNNL_PANEL * (SPLADE_DNNL_ROWS + (size_t)B);
-    h.scratch = malloc(h.per_thread * (size_t)(nthreads < 1 ? 1 : nthreads) * sizeof(float));
-    if (!h.scratch)
-        return splade_fail(SPLADE_ERR_NOMEM, "bf16 LM head scratch");
-    int rc = splade_team_run(nthreads < 1 ? 1 : nthreads, head_team, &h);
-    free(h.scratch);
-    return rc;
+    return splade_lmhead_panels(bf16_unit, dec, X, splade_dnnl_linear_n(dec), splade_dnnl_panels(dec), offsets, B, out,
+                                nthreads);
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #ifdef SPLADE_HAVE_DNNL
-#include <oneapi/dnnl/dnnl.h> /* the path the Makefile tests for oneDNN */
+#include "encoder/gemm_dnnl_internal.h" /* <oneapi/dnnl/dnnl.h>, the path the Makefile tests for oneDNN */
 
 void omp_set_num_threads(int n); /* libgomp, which libdnnl links */
 
@@ -232,6 +232,14 @@ void splade_dnnl_linear_free(splade_dnnl_linear *l)
     free(l->w_mem);
     free(l->bias);
     free(l);
+}
+
+dnnl_engine_t splade_dnnl_engine(void) { return get_engine() == SPLADE_OK ? engine : NULL; }
+
+dnnl_stream_t splade_dnnl_thread_stream(void)
+{
+    thread_cache *c = get_engine() == SPLADE_OK ? my_cache() : NULL;
+    return c ? c->stream : NULL;
 }
 
 int32_t splade_dnnl_linear_n(const splade_dnnl_linear *l) { return l->N; }
