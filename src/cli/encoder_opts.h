@@ -31,8 +31,9 @@ typedef struct {
     "                         else ./cache/" SPLADE_DEFAULT_MODEL " (`make models`)\n"                     \
     "  --device D             auto (default: a usable GPU, else the CPU with a notice saying why), cpu,\n"   \
     "                         cuda, cuda:all or cuda:I,J (several GPUs at once)\n"                         \
-    "  --precision P          bf16|fp32|int8. The GPU's number format: bf16 (default, fast) or fp32 (the\n"  \
-    "                         CPU's vectors); the CPU computes in fp32 unless --precision bf16 (opt-in:\n"  \
+    "  --precision bf16|fp32|int8\n"                                                                  \
+    "                         the GPU's number format: bf16 (default, fast) or fp32 (the CPU's\n"       \
+    "                         vectors); the CPU computes in fp32 unless --precision bf16 (opt-in:\n"    \
     "                         AMX / AVX512-BF16) or int8 (opt-in, CPU only: VNNI / AMX-INT8) is given,\n"  \
     "                         both through oneDNN\n"                                                      \
     "  --threads N            CPU threads (default: all cores); the output does not depend on it\n"        \
