@@ -6,7 +6,7 @@
  *
  *   build/bench/bench_gpu_search --dir INDEX (--vector-queries Q.jsonl | --queries Q.jsonl [--model DIR])
  *                                [--k 10] [--batches 100,1000] [--total N] [--threads T] [--repeat R]
- *                                [--kernels atomic,window: each of src/query/gpu_search.cu's ways to add
+ *                                [--kernels atomic,window: each of src/gpu/search.cu's ways to add
  *                                 (SPLADE_GPU_SEARCH_KERNEL), a row each; default: the library's default]
  *
  * --total: queries per timed round (default: the largest batch, at least the query file's count); the
@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "splade.h"
 #include "splade/encoder.h"
 #include "splade/index.h"
@@ -295,8 +296,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < r; i++) { /* A B A B: the CPU, then each GPU kernel and batch size (checked against it) */
         tc[i] = time_cpu(ix, q, total, p.k, threads, ch, cn);
         for (int ki = 0; ki < nk; ki++) {
-            if (p.n_kernels)
+            if (p.n_kernels) {
                 setenv("SPLADE_GPU_SEARCH_KERNEL", p.kernels[ki], 1);
+                splade_settings_reload(); /* read once otherwise (src/common/settings.c) */
+            }
             for (int b = 0; b < p.n_batches; b++) {
                 tg[ki][b][i] = time_gpu(g, q, total, p.batches[b], p.k, gh, gn);
                 bad += mismatches(gh, gn, ch, cn, total, p.k);

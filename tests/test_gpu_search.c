@@ -1,4 +1,4 @@
-/* GPU batch search (splade_gpu_search_batch, src/query/gpu_search.cu) against the CPU's batch search
+/* GPU batch search (splade_gpu_search_batch, src/gpu/search.cu) against the CPU's batch search
  * (splade_search_batch, the reference), hit for hit: random collections (a --vectors index) split
  * into 1 to 8 segments (some reordered), random deletions (sometimes a whole stretch), weights from
  * a small set (heavy score ties: the tie rule decides most of the top k) or continuous; queries with
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "splade.h"
 #include "splade/build.h"
 #include "splade/encoder.h"
@@ -206,21 +207,26 @@ static void run_seed(uint64_t seed, int n, int nq)
     snprintf(what, sizeof what, "seed %llu (%d docs, %d segments, %s)", (unsigned long long)seed, n, segments,
              coarse ? "ties" : "continuous");
     static const int ks[] = {1, 10, 100, 1000};
-    static const char *kernels[] = {"atomic", "window"}; /* src/query/gpu_search.cu's two ways to add */
+    static const char *kernels[] = {"atomic", "window"}; /* src/gpu/search.cu's two ways to add */
     for (int ke = 0; ke < 2; ke++) {
         setenv("SPLADE_GPU_SEARCH_KERNEL", kernels[ke], 1);
+        splade_settings_reload(); /* the knobs are read once (src/common/settings.c) */
         char w2[160];
         snprintf(w2, sizeof w2, "%s, %s kernel", what, kernels[ke]);
         for (int ki = 0; ki < 4; ki++)
             compare(g, ix, qs, nq, ks[ki], w2);
         setenv("SPLADE_GPU_SEARCH_CHUNK", "7", 1); /* several chunks per batch, the last one short */
+        splade_settings_reload();
         compare(g, ix, qs, nq, 10, w2);
         setenv("SPLADE_GPU_SEARCH_WINDOW", "1000", 1); /* windows that are not powers of two, many of them */
+        splade_settings_reload();
         compare(g, ix, qs, nq, 10, w2);
         unsetenv("SPLADE_GPU_SEARCH_WINDOW");
         unsetenv("SPLADE_GPU_SEARCH_CHUNK");
+        splade_settings_reload();
     }
     unsetenv("SPLADE_GPU_SEARCH_KERNEL");
+    splade_settings_reload();
     splade_gpu_searcher_free(g);
     for (int i = 0; i < nq; i++)
         splade_qvec_free(&qs[i]);

@@ -89,7 +89,7 @@ SPLADE_API int splade_search_batch(const splade_index *ix, const splade_qvec *qs
 SPLADE_API int splade_search_batch_opts(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
                                         const splade_search_opts *o, int threads, splade_hit *hits, int *n_hits);
 
-/* GPU batch search (src/query/gpu_batch.c, src/query/gpu_search.cu): exhaustive term-at-a-time on a
+/* GPU batch search (src/pipeline/gpu_search.c, src/gpu/search.cu): exhaustive term-at-a-time on a
  * CUDA device, many queries at once, with exactly the CPU's results (the same hits, scores and tie
  * rule; deleted documents never returned). create uploads the index's live postings (about 5 bytes
  * per posting of device memory, plus a dense accumulator of 4 bytes per document for each query of a

@@ -23,7 +23,7 @@ static int int_or(const char *name, int dflt)
     return e && *e ? atoi(e) : dflt;
 }
 
-/* "qkv,ffn_out" -> bits 1 << index in the list below (forward_cpu_int8.h's SPLADE_Q8_*). */
+/* "qkv,ffn_out" -> bits 1 << index in the list below (the Q8 bits of forward_cpu_int8.h). */
 static int int8_fp32_set(const char *e)
 {
     static const char *const names[] = {"qkv", "attn_out", "ffn_in", "ffn_out"};
@@ -56,6 +56,9 @@ static void read_env(void)
     s.lmhead_group = group > 0 ? group : 0;
     s.timings = int_or("SPLADE_TIMINGS", 0) != 0;
     s.gpu_warm = int_or("SPLADE_GPU_WARM", 1) != 0;
+    s.gpu_search_chunk = int_or("SPLADE_GPU_SEARCH_CHUNK", 0);
+    s.gpu_search_window = is("SPLADE_GPU_SEARCH_KERNEL", "window");
+    s.gpu_search_window_docs = int_or("SPLADE_GPU_SEARCH_WINDOW", 0);
     s.cpu_int8_fp32 = int8_fp32_set(getenv("SPLADE_CPU_INT8_FP32"));
     s.cpu_int8_per_tensor = is("SPLADE_CPU_INT8_ACT", "tensor");
     s.cpu_int8_head = is("SPLADE_CPU_INT8_HEAD", "int8") ? 1 : is("SPLADE_CPU_INT8_HEAD", "bf16") ? 2

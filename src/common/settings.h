@@ -34,6 +34,9 @@ typedef struct {
                                      and LM head in that format; 0 (unset): bf16 where the CPU has it,
                                      else fp32 (SPLADE_Q8_HEAD_*) */
     int cpu_int8_per_tensor;      /* SPLADE_CPU_INT8_ACT=tensor: one scale per activation, not per row */
+    int gpu_search_chunk;         /* SPLADE_GPU_SEARCH_CHUNK=N: queries per GPU search chunk; 0: from free memory */
+    int gpu_search_window;        /* SPLADE_GPU_SEARCH_KERNEL=window: the windowed adding kernel (src/gpu/search.cu) */
+    int gpu_search_window_docs;   /* SPLADE_GPU_SEARCH_WINDOW=N: its documents per window; 0: the default */
 } splade_settings;
 
 /* The settings, read from the environment on the first call (pthread_once); never NULL. */

@@ -31,7 +31,7 @@
 #include "splade.h"
 #include "encoder/gpu_encoder.h"
 #include "lmhead_fused/lmhead.h"
-#include "query/gpu_search.h"
+#include "gpu/search.h"
 
 #define CUDA_DRIVER "libcuda.so.1"
 

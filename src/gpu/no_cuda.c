@@ -8,7 +8,7 @@
 #include "splade.h"
 #include "encoder/gpu_encoder.h"
 #include "lmhead_fused/lmhead.h"
-#include "query/gpu_search.h"
+#include "gpu/search.h"
 
 int splade_gpu_probe(char *name, size_t name_len)
 {

@@ -1,4 +1,4 @@
-/* GPU batch search, host half (include/splade/query.h; the plan is in src/query/gpu_search.h): the
+/* GPU batch search, host half (include/splade/query.h; the plan is in src/gpu/search.h): the
  * index flattened once for the device (live postings grouped by snapshot term, documents renumbered
  * by sequence order), then each batch cut into tasks and its keys turned back into hits. The CPU
  * search (splade_search_batch) is the reference: tests/test_gpu_search.c compares the two. */
@@ -9,7 +9,7 @@
 #include "index/format.h"
 #include "index/postings.h"
 #include "index/segment.h"
-#include "query/gpu_search.h"
+#include "gpu/search.h"
 #include "splade.h"
 #include "splade/encoder.h"
 #include "splade/query.h"

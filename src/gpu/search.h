@@ -1,5 +1,5 @@
-/* The seam between the GPU batch search's host half (src/query/gpu_batch.c, in libsplade) and its
- * device half (src/query/gpu_search.cu, in libsplade-cuda.so, reached through src/gpu/cuda_loader.c;
+/* The seam between the GPU batch search's host half (src/pipeline/gpu_search.c, in libsplade) and its
+ * device half (src/gpu/search.cu, in libsplade-cuda.so, reached through src/gpu/cuda_loader.c;
  * src/gpu/no_cuda.c without nvcc). Internal.
  *
  * The host flattens the index once: every live posting of every segment, grouped by snapshot term,
@@ -9,8 +9,8 @@
  * query term's list and that term's query impact; the device adds impact x query impact into a
  * dense accumulator per query (integer adds: exact and order-free), then selects each query's top
  * k by (score desc, rank asc) and returns them as keys score << 32 | ~rank, best first. */
-#ifndef SPLADE_QUERY_GPU_SEARCH_H
-#define SPLADE_QUERY_GPU_SEARCH_H
+#ifndef SPLADE_GPU_SEARCH_H
+#define SPLADE_GPU_SEARCH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* GPU batch search, device half (the plan is in src/query/gpu_search.h): exhaustive term-at-a-time
+/* GPU batch search, device half (the plan is in src/gpu/search.h): exhaustive term-at-a-time
  * over the whole collection, many queries at once.
  *
  * Per chunk of queries: a dense uint32 accumulator per query (zeroed), one block per task adding
@@ -18,8 +18,9 @@
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 
+#include "common/settings.h"
 #include "gpu/cuda_check.h"
-#include "query/gpu_search.h"
+#include "gpu/search.h"
 
 #define SCATTER_THREADS 256
 #define SELECT_THREADS 1024
@@ -354,9 +355,8 @@ static int chunk_queries(const splade_gpu_search *g, int nq, int k, int *out)
     size_t budget = (size_t)((double)free_b * 0.6);
     budget = budget > ACC_BUDGET ? ACC_BUDGET : budget;
     size_t qc = budget / per_query;
-    const char *env = getenv("SPLADE_GPU_SEARCH_CHUNK");
-    if (env && atoi(env) > 0)
-        qc = (size_t)atoi(env);
+    if (splade_settings_get()->gpu_search_chunk > 0) /* $SPLADE_GPU_SEARCH_CHUNK (src/common/settings.c) */
+        qc = (size_t)splade_settings_get()->gpu_search_chunk;
     if (qc == 0)
         return splade_fail(SPLADE_ERR_GPU_OOM, "GPU search: one query's accumulator (%zu bytes) does not fit in %zu "
                            "free bytes", per_query, free_b);
@@ -403,8 +403,7 @@ static int sort_keys(splade_gpu_search *g, int m, int k)
  * gpu-search-2026-11-25.md compares them). window needs every list sorted by rank. */
 static int use_window(const splade_gpu_search *g)
 {
-    const char *e = getenv("SPLADE_GPU_SEARCH_KERNEL");
-    return g->sorted_lists && e && !strcmp(e, "window");
+    return g->sorted_lists && splade_settings_get()->gpu_search_window;
 }
 
 /* The m queries' accumulators from their tasks. */
@@ -412,8 +411,8 @@ static int accumulate(splade_gpu_search *g, int q0, int m, const uint64_t *task_
 {
     const uint64_t t0 = task_off[q0], t1 = task_off[q0 + m];
     if (use_window(g)) {
-        const char *e = getenv("SPLADE_GPU_SEARCH_WINDOW");
-        uint32_t wdocs = e && atoi(e) > 0 ? (uint32_t)atoi(e) : WINDOW_DOCS;
+        const int wset = splade_settings_get()->gpu_search_window_docs; /* $SPLADE_GPU_SEARCH_WINDOW */
+        uint32_t wdocs = wset > 0 ? (uint32_t)wset : WINDOW_DOCS;
         wdocs = wdocs > WINDOW_MAX_DOCS ? WINDOW_MAX_DOCS : wdocs;
         const size_t smem = wdocs * sizeof(uint32_t);
         CUDA_TRY(cudaFuncSetAttribute(window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
