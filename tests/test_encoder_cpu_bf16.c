@@ -39,63 +39,8 @@ static int bf16_here(void)
     return 0;
 }
 
-static void encode(const splade_model *m, splade_cpu_precision p, int threads, int batch, const int32_t *ids,
-                   const int32_t *off, int n, float *dense)
-{
-    splade_encoder_opts o;
-    splade_encoder_opts_init(&o);
-    o.device = SPLADE_DEVICE_CPU, o.threads = threads, o.batch_size = batch, o.quiet = 1, o.cpu_precision = p;
-    o.max_length = 512;
-    splade_encoder *e;
-    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
-    splade_sparse *v = calloc((size_t)n, sizeof *v);
-    assert_int_equal(splade_encoder_encode_ids(e, ids, off, n, v), SPLADE_OK);
-    const int32_t V = m->cfg.vocab_size;
-    memset(dense, 0, (size_t)n * V * sizeof *dense);
-    for (int i = 0; i < n; i++) {
-        for (int32_t j = 0; j < v[i].n; j++)
-            dense[(size_t)i * V + v[i].terms[j]] = v[i].weights[j];
-        splade_sparse_free(&v[i]);
-    }
-    free(v);
-    splade_encoder_free(e);
-}
-
-/* 1 when term t is among the k largest of row r. */
-static int in_top(const float *r, int32_t V, int32_t t, int k)
-{
-    int above = 0;
-    for (int32_t j = 0; j < V; j++)
-        above += r[j] > r[t] || (r[j] == r[t] && j < t);
-    return above < k;
-}
-
-static void compare(const char *what, const float *a, const float *b, int n, int32_t V)
-{
-    double num = 0.0, den = 0.0, worst = 0.0, agree = 0.0;
-    for (size_t i = 0; i < (size_t)n * V; i++) {
-        double d = fabs((double)a[i] - b[i]);
-        num += d * d, den += (double)a[i] * a[i];
-        worst = d > worst ? d : worst;
-    }
-    for (int i = 0; i < n; i++) {
-        const float *ra = a + (size_t)i * V, *rb = b + (size_t)i * V;
-        int hit = 0, tops = 0;
-        for (int32_t t = 0; t < V && tops < 10; t++)
-            if (ra[t] > 0.0f && in_top(ra, V, t, 10)) {
-                tops++;
-                hit += in_top(rb, V, t, 20);
-            }
-        agree += tops ? (double)hit / tops : 1.0;
-    }
-    const double rel = den > 0 ? sqrt(num / den) : 0.0;
-    printf("  %s: %d vectors, max |bf16 - fp32| %.4f, rel. L2 %.4f, top-10 kept %.3f\n", what, n, worst, rel,
-           agree / n);
-    assert_true(den > 0.0);
-    assert_true(worst > 0.0); /* bf16 did run: fp32 twice would agree bit for bit */
-    assert_true(rel <= REL_L2_TOL);
-    assert_true(agree / n >= TOP10_MIN);
-}
+#define PRECISION_NAME "bf16"
+#include "cpu_precision_check.h"
 
 /* Random weights, shapes with panel tails (hidden 192, FFN 704, vocab 3001), sequences from 2
  * tokens (the few-rows path) to 300 (several 128-row blocks), in one batch and one at a time. */
@@ -115,11 +60,11 @@ static void test_random_model(void **state)
     const int32_t V = m.cfg.vocab_size;
     float *f = malloc((size_t)N * V * sizeof *f), *b = malloc((size_t)N * V * sizeof *b);
     float *b1 = malloc((size_t)N * V * sizeof *b1);
-    encode(&m, SPLADE_CPU_FP32, 1, N, ids, off, N, f);
-    encode(&m, SPLADE_CPU_BF16, 1, N, ids, off, N, b);
-    compare("random H192 batch", f, b, N, V);
-    encode(&m, SPLADE_CPU_BF16, 1, 1, ids, off, N, b1);
-    compare("random H192 one at a time", f, b1, N, V);
+    encode_dense(&m, SPLADE_CPU_FP32, 1, N, ids, off, N, f);
+    encode_dense(&m, SPLADE_CPU_BF16, 1, N, ids, off, N, b);
+    compare_precision("random H192 batch", f, b, N, V);
+    encode_dense(&m, SPLADE_CPU_BF16, 1, 1, ids, off, N, b1);
+    compare_precision("random H192 one at a time", f, b1, N, V);
     free(f), free(b), free(b1), free(ids), free(off);
     rm_free(&m);
 }
@@ -140,9 +85,9 @@ static void test_threads_identical(void **state)
     rm_make_batch(lens, N, m.cfg.vocab_size, 3, &ids, &off);
     const size_t n = (size_t)N * m.cfg.vocab_size;
     float *one = malloc(n * sizeof *one), *more = malloc(n * sizeof *more);
-    encode(&m, SPLADE_CPU_BF16, 1, N, ids, off, N, one);
+    encode_dense(&m, SPLADE_CPU_BF16, 1, N, ids, off, N, one);
     for (int t = 2; t <= 3; t++) {
-        encode(&m, SPLADE_CPU_BF16, t, N, ids, off, N, more);
+        encode_dense(&m, SPLADE_CPU_BF16, t, N, ids, off, N, more);
         assert_memory_equal(one, more, n * sizeof *one);
     }
     free(one), free(more), free(ids), free(off);
@@ -167,9 +112,9 @@ static void test_splade_tiny(void **state)
     rm_make_batch(lens, N, m->cfg.vocab_size, 21, &ids, &off);
     const int32_t V = m->cfg.vocab_size;
     float *f = malloc((size_t)N * V * sizeof *f), *b = malloc((size_t)N * V * sizeof *b);
-    encode(m, SPLADE_CPU_FP32, 2, N, ids, off, N, f);
-    encode(m, SPLADE_CPU_BF16, 2, N, ids, off, N, b);
-    compare("splade-tiny", f, b, N, V);
+    encode_dense(m, SPLADE_CPU_FP32, 2, N, ids, off, N, f);
+    encode_dense(m, SPLADE_CPU_BF16, 2, N, ids, off, N, b);
+    compare_precision("splade-tiny", f, b, N, V);
     free(f), free(b), free(ids), free(off);
     splade_model_free(m);
 }

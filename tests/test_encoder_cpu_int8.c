@@ -43,63 +43,8 @@ static int int8_here(void)
     return 0;
 }
 
-static void encode(const splade_model *m, splade_cpu_precision p, int threads, int batch, const int32_t *ids,
-                   const int32_t *off, int n, float *dense)
-{
-    splade_encoder_opts o;
-    splade_encoder_opts_init(&o);
-    o.device = SPLADE_DEVICE_CPU, o.threads = threads, o.batch_size = batch, o.quiet = 1, o.cpu_precision = p;
-    o.max_length = 512;
-    splade_encoder *e;
-    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
-    splade_sparse *v = calloc((size_t)n, sizeof *v);
-    assert_int_equal(splade_encoder_encode_ids(e, ids, off, n, v), SPLADE_OK);
-    const int32_t V = m->cfg.vocab_size;
-    memset(dense, 0, (size_t)n * V * sizeof *dense);
-    for (int i = 0; i < n; i++) {
-        for (int32_t j = 0; j < v[i].n; j++)
-            dense[(size_t)i * V + v[i].terms[j]] = v[i].weights[j];
-        splade_sparse_free(&v[i]);
-    }
-    free(v);
-    splade_encoder_free(e);
-}
-
-/* 1 when term t is among the k largest of row r. */
-static int in_top(const float *r, int32_t V, int32_t t, int k)
-{
-    int above = 0;
-    for (int32_t j = 0; j < V; j++)
-        above += r[j] > r[t] || (r[j] == r[t] && j < t);
-    return above < k;
-}
-
-static void compare(const char *what, const float *a, const float *b, int n, int32_t V)
-{
-    double num = 0.0, den = 0.0, worst = 0.0, agree = 0.0;
-    for (size_t i = 0; i < (size_t)n * V; i++) {
-        double d = fabs((double)a[i] - b[i]);
-        num += d * d, den += (double)a[i] * a[i];
-        worst = d > worst ? d : worst;
-    }
-    for (int i = 0; i < n; i++) {
-        const float *ra = a + (size_t)i * V, *rb = b + (size_t)i * V;
-        int hit = 0, tops = 0;
-        for (int32_t t = 0; t < V && tops < 10; t++)
-            if (ra[t] > 0.0f && in_top(ra, V, t, 10)) {
-                tops++;
-                hit += in_top(rb, V, t, 20);
-            }
-        agree += tops ? (double)hit / tops : 1.0;
-    }
-    const double rel = den > 0 ? sqrt(num / den) : 0.0;
-    printf("  %s: %d vectors, max |int8 - fp32| %.4f, rel. L2 %.4f, top-10 kept %.3f\n", what, n, worst, rel,
-           agree / n);
-    assert_true(den > 0.0);
-    assert_true(worst > 0.0); /* int8 did run: fp32 twice would agree bit for bit */
-    assert_true(rel <= REL_L2_TOL);
-    assert_true(agree / n >= TOP10_MIN);
-}
+#define PRECISION_NAME "int8"
+#include "cpu_precision_check.h"
 
 static float urand(uint64_t *s) { return rm_unit(s); }
 
@@ -214,11 +159,11 @@ static void test_random_model(void **state)
     const int32_t V = m.cfg.vocab_size;
     float *f = malloc((size_t)N * V * sizeof *f), *q = malloc((size_t)N * V * sizeof *q);
     float *q1 = malloc((size_t)N * V * sizeof *q1);
-    encode(&m, SPLADE_CPU_FP32, 1, N, ids, off, N, f);
-    encode(&m, SPLADE_CPU_INT8, 1, N, ids, off, N, q);
-    compare("random H192 batch", f, q, N, V);
-    encode(&m, SPLADE_CPU_INT8, 1, 1, ids, off, N, q1);
-    compare("random H192 one at a time", f, q1, N, V);
+    encode_dense(&m, SPLADE_CPU_FP32, 1, N, ids, off, N, f);
+    encode_dense(&m, SPLADE_CPU_INT8, 1, N, ids, off, N, q);
+    compare_precision("random H192 batch", f, q, N, V);
+    encode_dense(&m, SPLADE_CPU_INT8, 1, 1, ids, off, N, q1);
+    compare_precision("random H192 one at a time", f, q1, N, V);
     static const char *const heads[] = {"int8", "fp32", "bf16"};
     for (size_t h = 0; h < sizeof heads / sizeof *heads; h++) {
         setenv("SPLADE_CPU_INT8_HEAD", heads[h], 1);
@@ -227,10 +172,10 @@ static void test_random_model(void **state)
             printf("  (no bf16 here: the bf16 head is not run)\n");
             continue;
         }
-        encode(&m, SPLADE_CPU_INT8, 2, N, ids, off, N, q1);
+        encode_dense(&m, SPLADE_CPU_INT8, 2, N, ids, off, N, q1);
         char what[64];
         snprintf(what, sizeof what, "random H192, %s head", heads[h]);
-        compare(what, f, q1, N, V);
+        compare_precision(what, f, q1, N, V);
     }
     unsetenv("SPLADE_CPU_INT8_HEAD");
     splade_settings_reload();
@@ -254,9 +199,9 @@ static void test_threads_identical(void **state)
     rm_make_batch(lens, N, m.cfg.vocab_size, 3, &ids, &off);
     const size_t n = (size_t)N * m.cfg.vocab_size;
     float *one = malloc(n * sizeof *one), *more = malloc(n * sizeof *more);
-    encode(&m, SPLADE_CPU_INT8, 1, N, ids, off, N, one);
+    encode_dense(&m, SPLADE_CPU_INT8, 1, N, ids, off, N, one);
     for (int t = 2; t <= 3; t++) {
-        encode(&m, SPLADE_CPU_INT8, t, N, ids, off, N, more);
+        encode_dense(&m, SPLADE_CPU_INT8, t, N, ids, off, N, more);
         assert_memory_equal(one, more, n * sizeof *one);
     }
     free(one), free(more), free(ids), free(off);
@@ -281,9 +226,9 @@ static void test_splade_tiny(void **state)
     rm_make_batch(lens, N, m->cfg.vocab_size, 21, &ids, &off);
     const int32_t V = m->cfg.vocab_size;
     float *f = malloc((size_t)N * V * sizeof *f), *q = malloc((size_t)N * V * sizeof *q);
-    encode(m, SPLADE_CPU_FP32, 2, N, ids, off, N, f);
-    encode(m, SPLADE_CPU_INT8, 2, N, ids, off, N, q);
-    compare("splade-tiny", f, q, N, V);
+    encode_dense(m, SPLADE_CPU_FP32, 2, N, ids, off, N, f);
+    encode_dense(m, SPLADE_CPU_INT8, 2, N, ids, off, N, q);
+    compare_precision("splade-tiny", f, q, N, V);
     free(f), free(q), free(ids), free(off);
     splade_model_free(m);
 }
