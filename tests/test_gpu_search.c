@@ -30,41 +30,7 @@
 
 #include "gpu_test_util.h"
 
-#define VOCAB 400
-#define MAX_TERMS 30
-
-typedef struct {
-    int n;
-    int32_t tok[MAX_TERMS]; /* token "w<tok>" */
-    float w[MAX_TERMS];
-} vdoc;
-
-static uint64_t rng;
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
-
-/* Skewed tokens (low ids frequent: long lists); weights coarse (ties) or continuous. */
-static void random_doc(vdoc *v, int coarse, int topic)
-{
-    int want = 1 + (int)(rnd() % MAX_TERMS);
-    v->n = 0;
-    for (int i = 0; i < want; i++) {
-        uint32_t a = rnd() % VOCAB, b = rnd() % VOCAB;
-        int32_t t = i < want / 3 ? (int32_t)(topic * 10 + (int)(rnd() % 10)) % VOCAB : (int32_t)(a < b ? a : b);
-        int seen = 0;
-        for (int j = 0; j < v->n; j++)
-            seen |= v->tok[j] == t;
-        if (seen)
-            continue;
-        v->tok[v->n] = t;
-        v->w[v->n++] = coarse ? (float)(1 + rnd() % 4) * 0.5f : 2.5f * (float)(1 + rnd() % 10000) / 10000.0f;
-    }
-}
+#include "random_vdocs.h"
 
 static splade_index_builder *builder_of(const vdoc *docs, int from, int to, int keep)
 {
