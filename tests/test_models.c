@@ -20,7 +20,7 @@
 #include "splade/encoder.h"
 #include "splade/model.h"
 #include "splade/tokenizer.h"
-#include "golden_vectors.h"
+#include "model_goldens.h"
 
 #define TOL 1e-4
 
@@ -35,40 +35,11 @@ static splade_model *load_case(const gcase *c, gv_file *gf)
         return NULL;
     }
     assert_int_equal(gv_load(c->golden, gf), 0);
-    char st[512];
-    snprintf(st, sizeof st, "%s/document_0_MLMTransformer", c->model_dir);
-    if (gv_sha_matches(access(st, R_OK) == 0 ? st : c->model_dir, gf->sha) == 0)
-        fail_msg("%s differs from the model the goldens were made with (sha256 %s): rerun make models",
-                 c->model_dir, gf->sha);
+    mg_check_sha(c->model_dir, gf, c->golden);
     splade_model *m;
     if (splade_model_load(c->model_dir, &m))
         fail_msg("load %s: %s", c->model_dir, splade_error_detail());
     return m;
-}
-
-static splade_encoder *cpu_encoder(const splade_model *m, int max_length)
-{
-    splade_encoder_opts o;
-    splade_encoder_opts_init(&o);
-    o.device = SPLADE_DEVICE_CPU, o.threads = 2, o.quiet = 1, o.max_length = max_length;
-    splade_encoder *e;
-    if (splade_encoder_create(m, &o, &e))
-        fail_msg("encoder: %s", splade_error_detail());
-    return e;
-}
-
-static double check_rows(const gv_file *gf, splade_sparse *v)
-{
-    double worst = 0.0;
-    for (int i = 0; i < gf->n; i++) {
-        int32_t only;
-        double d = gv_compare(&gf->g[i], &v[i], TOL, &only);
-        if (only >= 0)
-            fail_msg("%s: term %d present on one side only", gf->g[i].id, only);
-        worst = d > worst ? d : worst;
-        splade_sparse_free(&v[i]);
-    }
-    return worst;
 }
 
 /* The golden's token ids through the forward (no tokenizer), then the texts (tokenizer too). */
@@ -90,9 +61,9 @@ static void run_document(const gcase *c)
         texts[i] = gf.g[i].text;
     }
     splade_sparse *v = calloc((size_t)gf.n, sizeof *v);
-    splade_encoder *e = cpu_encoder(m, gf.max_length);
+    splade_encoder *e = mg_cpu_encoder(m, gf.max_length);
     assert_int_equal(splade_encoder_encode_ids(e, ids, off, gf.n, v), SPLADE_OK);
-    double w_ids = check_rows(&gf, v);
+    double w_ids = mg_worst(&gf, v, TOL);
     /* tokens: the model's tokenizer must give HF's ids for every text */
     for (int i = 0; i < gf.n; i++) {
         int32_t got[1024], n = 0;
@@ -103,7 +74,7 @@ static void run_document(const gcase *c)
     }
     int cut = -1;
     assert_int_equal(splade_encoder_encode(e, texts, NULL, gf.n, v, &cut), SPLADE_OK);
-    double w_text = check_rows(&gf, v);
+    double w_text = mg_worst(&gf, v, TOL);
     printf("  %s: %d texts, max |diff| vs reference %.2e (ids) %.2e (text)\n", c->golden, gf.n, w_ids, w_text);
     assert_true(w_ids <= TOL && w_text <= TOL);
     splade_encoder_free(e);

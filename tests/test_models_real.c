@@ -25,7 +25,7 @@
 #include "splade/encoder.h"
 #include "splade/model.h"
 #include "splade/tokenizer.h"
-#include "golden_vectors.h"
+#include "model_goldens.h"
 
 #define TOL 1e-4
 #define GOLD "tests/data/models/real/"
@@ -98,10 +98,7 @@ static gv_file golden_for(const char *dir, const char *golden)
 {
     gv_file gf;
     assert_int_equal(gv_load(golden, &gf), 0);
-    char st[512];
-    snprintf(st, sizeof st, "%s/document_0_MLMTransformer", dir);
-    if (gv_sha_matches(access(st, R_OK) == 0 ? st : dir, gf.sha) == 0)
-        fail_msg("%s differs from the model %s was made with (sha256 %s): rerun make models", dir, golden, gf.sha);
+    mg_check_sha(dir, &gf, golden);
     return gf;
 }
 
@@ -110,12 +107,7 @@ static void check_documents(const char *dir, const char *golden)
 {
     gv_file gf = golden_for(dir, golden);
     splade_model *m = load(dir);
-    splade_encoder_opts o;
-    splade_encoder_opts_init(&o);
-    o.device = SPLADE_DEVICE_CPU, o.threads = 2, o.quiet = 1, o.max_length = gf.max_length;
-    splade_encoder *e;
-    if (splade_encoder_create(m, &o, &e))
-        fail_msg("encoder: %s", splade_error_detail());
+    splade_encoder *e = mg_cpu_encoder(m, gf.max_length);
     const char **texts = malloc((size_t)gf.n * sizeof *texts);
     splade_sparse *v = calloc((size_t)gf.n, sizeof *v);
     for (int i = 0; i < gf.n; i++) {
@@ -128,15 +120,7 @@ static void check_documents(const char *dir, const char *golden)
     }
     int cut = -1;
     assert_int_equal(splade_encoder_encode(e, texts, NULL, gf.n, v, &cut), SPLADE_OK);
-    double worst = 0.0;
-    for (int i = 0; i < gf.n; i++) {
-        int32_t only;
-        double d = gv_compare(&gf.g[i], &v[i], TOL, &only);
-        if (only >= 0)
-            fail_msg("%s: term %d present on one side only", gf.g[i].id, only);
-        worst = d > worst ? d : worst;
-        splade_sparse_free(&v[i]);
-    }
+    double worst = mg_worst(&gf, v, TOL);
     printf("  %s on %s: %d texts, max |diff| %.2e\n", golden, dir, gf.n, worst);
     assert_true(worst <= TOL);
     splade_encoder_free(e);

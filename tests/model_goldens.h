@@ -1,0 +1,50 @@
+/* The pieces tests/test_models.c and tests/test_models_real.c share to check a model folder against
+ * its goldens (tests/golden_vectors.h, written by tools/make_model_goldens.py / make_real_goldens.py):
+ * the folder is the one the goldens were made from, a CPU encoder, and the largest difference over all
+ * rows (a term on one side only fails). Header-only; needs cmocka included first. */
+#ifndef SPLADE_TEST_MODEL_GOLDENS_H
+#define SPLADE_TEST_MODEL_GOLDENS_H
+
+#include <unistd.h>
+
+#include "golden_vectors.h"
+#include "splade.h"
+#include "splade/encoder.h"
+
+/* Fails unless dir (or its sentence-transformers document module) hashes to the goldens' sha256. */
+static void mg_check_sha(const char *dir, const gv_file *gf, const char *golden)
+{
+    char st[512];
+    snprintf(st, sizeof st, "%s/document_0_MLMTransformer", dir);
+    if (gv_sha_matches(access(st, R_OK) == 0 ? st : dir, gf->sha) == 0)
+        fail_msg("%s differs from the model %s was made with (sha256 %s): rerun make models", dir, golden, gf->sha);
+}
+
+static splade_encoder *mg_cpu_encoder(const splade_model *m, int max_length)
+{
+    splade_encoder_opts o;
+    splade_encoder_opts_init(&o);
+    o.device = SPLADE_DEVICE_CPU, o.threads = 2, o.quiet = 1, o.max_length = max_length;
+    splade_encoder *e;
+    if (splade_encoder_create(m, &o, &e))
+        fail_msg("encoder: %s", splade_error_detail());
+    return e;
+}
+
+/* The largest |difference| of v[i] against the goldens' rows, each v[i] freed; a term present on
+ * one side only fails. */
+static double mg_worst(const gv_file *gf, splade_sparse *v, double tol)
+{
+    double worst = 0.0;
+    for (int i = 0; i < gf->n; i++) {
+        int32_t only;
+        double d = gv_compare(&gf->g[i], &v[i], tol, &only);
+        if (only >= 0)
+            fail_msg("%s: term %d present on one side only", gf->g[i].id, only);
+        worst = d > worst ? d : worst;
+        splade_sparse_free(&v[i]);
+    }
+    return worst;
+}
+
+#endif
