@@ -75,48 +75,15 @@ static void test_threads_identical(void **state)
     (void)state;
     if (!bf16_here())
         skip();
-    splade_model m;
-    memset(&m, 0, sizeof m);
-    m.cfg = rm_config(3001, 192, 2, 3, 704, 512, 0);
-    assert_int_equal(rm_build(&m, 8), 0);
-    static const int lens[] = {260, 40, 7};
-    enum { N = sizeof lens / sizeof *lens };
-    int32_t *ids, *off;
-    rm_make_batch(lens, N, m.cfg.vocab_size, 3, &ids, &off);
-    const size_t n = (size_t)N * m.cfg.vocab_size;
-    float *one = malloc(n * sizeof *one), *more = malloc(n * sizeof *more);
-    encode_dense(&m, SPLADE_CPU_BF16, 1, N, ids, off, N, one);
-    for (int t = 2; t <= 3; t++) {
-        encode_dense(&m, SPLADE_CPU_BF16, t, N, ids, off, N, more);
-        assert_memory_equal(one, more, n * sizeof *one);
-    }
-    free(one), free(more), free(ids), free(off);
-    rm_free(&m);
+    check_threads_identical(SPLADE_CPU_BF16);
 }
 
 /* splade-tiny (trained weights) on real-text-like ids: query and document lengths. */
 static void test_splade_tiny(void **state)
 {
     (void)state;
-    if (access("cache/splade-tiny/model.safetensors", R_OK) != 0) {
-        printf("SKIP: cache/splade-tiny absent (make models)\n");
+    if (!bf16_here() || !check_splade_tiny(SPLADE_CPU_BF16))
         skip();
-    }
-    if (!bf16_here())
-        skip();
-    splade_model *m;
-    assert_int_equal(splade_model_load("cache/splade-tiny", &m), SPLADE_OK);
-    static const int lens[] = {256, 200, 32, 12};
-    enum { N = sizeof lens / sizeof *lens };
-    int32_t *ids, *off;
-    rm_make_batch(lens, N, m->cfg.vocab_size, 21, &ids, &off);
-    const int32_t V = m->cfg.vocab_size;
-    float *f = malloc((size_t)N * V * sizeof *f), *b = malloc((size_t)N * V * sizeof *b);
-    encode_dense(m, SPLADE_CPU_FP32, 2, N, ids, off, N, f);
-    encode_dense(m, SPLADE_CPU_BF16, 2, N, ids, off, N, b);
-    compare_precision("splade-tiny", f, b, N, V);
-    free(f), free(b), free(ids), free(off);
-    splade_model_free(m);
 }
 
 static void test_bad_precision(void **state)
