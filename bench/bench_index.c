@@ -159,6 +159,14 @@ static int sample_vector(const double *cdf, int n, int n_topic, uint32_t topics,
     return m;
 }
 
+/* Document d's terms and weights: the same draws for the builder (generate) and the JSONL (write_docs). */
+static int sample_doc(const params *p, const double *cdf, uint32_t d, int32_t *terms, float *w, uint32_t *stamp)
+{
+    int n = (int)(p->doc_terms / 2 + uniform() * p->doc_terms); /* mean doc_terms */
+    int64_t forced = p->oracle && p->topics ? (int64_t)((uint64_t)d * p->topics / p->docs) : -1;
+    return sample_vector(cdf, n, p->topics ? n / 3 : 0, p->topics, forced, 1.0, terms, w, stamp, d + 1);
+}
+
 static splade_index_builder *generate(const params *p, const double *cdf, uint32_t *stamp)
 {
     char **tok = malloc(V * sizeof *tok);
@@ -185,9 +193,7 @@ static splade_index_builder *generate(const params *p, const double *cdf, uint32
         char id[16];
         snprintf(id, sizeof id, "d%u", d);
         uint32_t doc;
-        int n = (int)(p->doc_terms / 2 + uniform() * p->doc_terms); /* mean doc_terms */
-        int64_t forced = p->oracle && p->topics ? (int64_t)((uint64_t)d * p->topics / p->docs) : -1;
-        n = sample_vector(cdf, n, p->topics ? n / 3 : 0, p->topics, forced, 1.0, terms, w, stamp, d + 1);
+        int n = sample_doc(p, cdf, d, terms, w, stamp);
         if (splade_builder_add_doc(b, "bench", id, "", "", d + 1, &doc) < 0 ||
             splade_builder_set_vector(b, doc, terms, w, n) < 0)
             return NULL;
@@ -207,9 +213,7 @@ static int write_docs(const params *p)
     int32_t terms[1024];
     float w[1024];
     for (uint32_t d = 0; d < p->docs; d++) {
-        int n = (int)(p->doc_terms / 2 + uniform() * p->doc_terms);
-        int64_t forced = p->oracle && p->topics ? (int64_t)((uint64_t)d * p->topics / p->docs) : -1;
-        n = sample_vector(cdf, n, p->topics ? n / 3 : 0, p->topics, forced, 1.0, terms, w, stamp, d + 1);
+        int n = sample_doc(p, cdf, d, terms, w, stamp);
         fprintf(f, "{\"id\":\"d%u\",\"vector\":{", d);
         for (int i = 0; i < n; i++)
             fprintf(f, "%s\"t%d\":%.6g", i ? "," : "", terms[i], w[i]);
