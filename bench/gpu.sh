@@ -68,7 +68,8 @@ fi
 # the random-weight models of other architectures (DistilBERT, Router, multilingual) that
 # test_models compares on the GPU: written here (pure Python, ~35 s) rather than carried (65 MB)
 # (bert-base-uncased's vocab.txt + tokenizer_config.json from .gpu/, as ../shared does not travel)
-[ -d cache/rand-distilbert ] || { say "make_model_goldens.py --models-only (test models)";
+case " ${TESTS_ONLY:-test_models} " in *" test_models "*) NEED_TEST_MODELS=1 ;; *) NEED_TEST_MODELS=0 ;; esac
+[ -d cache/rand-distilbert ] || [ $NEED_TEST_MODELS = 0 ] || { say "make_model_goldens.py --models-only (test models)";
     mkdir -p /tmp/splade-shared/data && cp -r .gpu/bert-base-uncased /tmp/splade-shared/data/ &&
     SPLADE_SHARED=/tmp/splade-shared python3 tools/make_model_goldens.py --models-only >>"$LOG" 2>&1 ||
     say "  test models FAILED"; }
@@ -356,6 +357,22 @@ if [ "${SKIP_MGPU:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cache/
         printf '| %s%s | %.2f | %s |\n' "$dev" "$([ $tune = 1 ] && echo ' (tuned)')" \
             "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$same" >>"$OUT/mgpu.txt"
     done
+    # add: the second half of SciFact appended to an index of the first half, per GPU list; the
+    # index bytes after the add must be cuda:0's (tuning off), as for build
+    head -n 2592 .gpu/scifact/corpus.jsonl >$MI/half1.jsonl; tail -n +2593 .gpu/scifact/corpus.jsonl >$MI/half2.jsonl
+    for dev in $MSPECS; do
+        ax=$MI/add-$(echo "$dev" | tr ':,' '__').idx
+        SPLADE_GPU_GEMM_TUNE=0 SOURCE_DATE_EPOCH=1700000000 timeout 200 "$BUILD/splade-index" build $MI/half1.jsonl \
+            -o "$ax" --model cache/splade-tiny --device cuda:0 >>"$LOG" 2>&1 &&
+        SPLADE_GPU_GEMM_TUNE=0 SOURCE_DATE_EPOCH=1700000000 timeout 200 "$BUILD/splade-index" add $MI/half2.jsonl \
+            -i "$ax" --model cache/splade-tiny --device "$dev" >>"$LOG" 2>&1 ||
+            { say "  add --device $dev FAILED"; rc=1; continue; }
+        ref=$MI/add-cuda_0.idx; [ "$ax" = "$ref" ] && continue
+        same=yes; (cd "$ref" && find . -type f | sort) >$MI/l1; (cd "$ax" && find . -type f | sort) >$MI/l2
+        cmp -s $MI/l1 $MI/l2 || same=no
+        while read -r f; do cmp -s "$ref/$f" "$ax/$f" || same=no; done <$MI/l1
+        echo "| add --device $dev | - | $same |" >>"$OUT/mgpu.txt"; [ $same = yes ] || rc=1
+    done
     echo >>"$OUT/mgpu.txt"
     for tune in 0 1; do
         SPLADE_GPU_GEMM_TUNE=$tune timeout 200 "$BUILD/bench/bench_multi_gpu" .gpu/scifact/corpus.jsonl \
@@ -363,6 +380,18 @@ if [ "${SKIP_MGPU:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cache/
             >>"$OUT/mgpu.txt" 2>&1 || { say "  bench_multi_gpu FAILED"; rc=1; }
         echo >>"$OUT/mgpu.txt"
     done
+    # the whole `build` of SciFact xMGPU_BUILD_R (default 20) with a bert-base-shaped model, cuda:0 against
+    # each list, A B A B (bench/gpu_pipeline.sh; the peers are not run here; encode identity on x4)
+    if [ "${MGPU_BUILD_R:-20}" != 0 ] && [ -f .gpu/encode_peers.py ]; then
+        bins=""; for dev in $MSPECS; do bins="$bins $(echo "$dev" | tr ':,' '__')=$BUILD@$dev"; done
+        say "  build of SciFact x${MGPU_BUILD_R:-20} (bert-base shape) per GPU list:$bins"
+        BINS="$bins" R=${MGPU_BUILD_R:-20} R_SMALL=4 ROUNDS=${MGPU_ROUNDS:-2} ENCODE_ROUNDS=1 SKIP_PEER=1 \
+            PEER=.gpu/encode_peers.py TOK=.gpu/bert-base-uncased CORPUS=.gpu/scifact/corpus.jsonl \
+            SPLADE_LD="${LD_LIBRARY_PATH:-}" OUT=$OUT/mgpu-build WORK=/tmp/splade-mgpu-build \
+            sh bench/gpu_pipeline.sh >>"$LOG" 2>&1 || { say "  gpu_pipeline FAILED"; rc=1; }
+        { echo; grep -E '^\| |identical' "$OUT/mgpu-build/pipeline.txt"; } >>"$OUT/mgpu.txt"
+        grep -q 'identical to .*: index no' "$OUT/mgpu-build/pipeline.txt" && rc=1
+    fi
     grep -q '| NO |' "$OUT/mgpu.txt" && { say "  vectors differ between GPU lists"; rc=1; }
     cat "$OUT/mgpu.txt"
 fi

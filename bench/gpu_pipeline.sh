@@ -7,12 +7,12 @@
 #
 # Run on the GPU machine (device `run`), after the sysroot set-up of bench/gpu.sh when the image lacks
 # the -dev libraries (SPLADE_LD: the LD_LIBRARY_PATH of our binaries, e.g. the sysroot's libraries):
-#   BINS="base=DIR1 new=DIR2" TOK=DIR_WITH_vocab.txt+tokenizer_config.json CORPUS=corpus.jsonl \
+#   BINS="base=DIR1 new=DIR2" (an entry may end in @DEVICE: "one=DIR@cuda:0 all=DIR@cuda:all") TOK=DIR_WITH_vocab.txt+tokenizer_config.json CORPUS=corpus.jsonl \
 #     PEER=encode_peers.py OUT=... sh bench/gpu_pipeline.sh
 # Knobs: R (copies of the corpus, 20), R_SMALL (4: the encode row and the identity check), ROUNDS (2),
 # ENCODE_ROUNDS (rounds with the encode xR_SMALL row; default all), MODEL (a model folder; made with
 # `encode_peers.py make` when absent), SKIP_PEER=1, PEER_TIMEOUT (s, 240), BATCH (peer, 128), BUILD_ARGS
-# (extra `build` options), SKIP_ENCODE=1, DEVICE (cuda; cpu for a smoke test here). Index identity is
+# (extra `build` options), SKIP_ENCODE=1, DEVICE (cuda; cpu for a smoke test here; an entry's @DEVICE wins). Index identity is
 # checked on xR_SMALL with SPLADE_GPU_GEMM_TUNE=0 (a timed GEMM choice may differ between any two runs).
 # Prints Markdown tables; writes pipeline.txt (and peer.log) into $OUT.
 set -u
@@ -61,17 +61,22 @@ timed() { # label, then the command; stderr kept (the timings line), stdout to $
     LAST=$(dt "$t0" "$t1")
 }
 
+# one BINS entry: NAME=DIR[@DEVICE] -> name, bin, dev
+entry() {
+    name=${1%%=*}; rest=${1#*=}; dir=${rest%%@*}; bin=$dir/splade-index
+    dev=${DEVICE:-cuda}; [ "$dir" != "$rest" ] && dev=${rest#*@}
+}
 for round in $(seq 1 "$ROUNDS"); do
     for spec in $BINS; do
-        name=${spec%%=*}; bin=${spec#*=}/splade-index
+        entry "$spec"
         # shellcheck disable=SC2086
-        timed "round $round $name build x$R" "$bin" build "$C" -o "$W/ix-$name" --model "$MODEL" --device "${DEVICE:-cuda}" ${BUILD_ARGS:-}
+        timed "round $round $name build x$R" "$bin" build "$C" -o "$W/ix-$name" --model "$MODEL" --device "$dev" ${BUILD_ARGS:-}
         echo "| $name | build x$R | $ND | $LAST | $(awk -v n="$ND" -v s="$LAST" 'BEGIN { printf "%.0f", n / s }') |" >>"$W/rows"
         [ "$round" = 1 ] && cp "$W/stderr" "$OUT/build-$name.stderr" 2>/dev/null
-        timed "round $round $name encode 1 text" "$bin" encode --model "$MODEL" --device "${DEVICE:-cuda}" "hello world"
+        timed "round $round $name encode 1 text" "$bin" encode --model "$MODEL" --device "$dev" "hello world"
         echo "| $name | encode 1 text (start-up) | 1 | $LAST | - |" >>"$W/rows"
         [ "${SKIP_ENCODE:-0}" = 1 ] || [ "$round" -gt "${ENCODE_ROUNDS:-$ROUNDS}" ] && continue
-        timed "round $round $name encode x$R_SMALL" "$bin" encode --model "$MODEL" --device "${DEVICE:-cuda}" --input "$CS"
+        timed "round $round $name encode x$R_SMALL" "$bin" encode --model "$MODEL" --device "$dev" --input "$CS"
         mv "$W/stdout" "$W/vec-$name.jsonl"
         echo "| $name | encode x$R_SMALL (JSONL) | $NDS | $LAST | $(awk -v n="$NDS" -v s="$LAST" 'BEGIN { printf "%.0f", n / s }') |" >>"$W/rows"
     done
@@ -79,8 +84,8 @@ done
 # identity with GEMM tuning off (a timed algorithm choice can differ between any two runs): the x$R_SMALL
 # index of every build against the first's
 for spec in $BINS; do
-    name=${spec%%=*}; bin=${spec#*=}/splade-index
-    SPLADE_GPU_GEMM_TUNE=0 timed "$name build x$R_SMALL, tuning off" "$bin" build "$CS" -o "$W/ixt-$name" --model "$MODEL" --device "${DEVICE:-cuda}"
+    entry "$spec"
+    SPLADE_GPU_GEMM_TUNE=0 timed "$name build x$R_SMALL, tuning off" "$bin" build "$CS" -o "$W/ixt-$name" --model "$MODEL" --device "$dev"
 done
 first=""
 for spec in $BINS; do
