@@ -85,28 +85,66 @@ static void free_slots(splade_encoder *e)
     e->n_slots = 0;
 }
 
+/* One entry of a GPU list, opened on its own thread (open_gpus). */
+typedef struct {
+    splade_encoder *e;
+    slot s;
+    int device, tune, rc, uploading;
+    char name[256], detail[1024];
+} gpu_opening;
+
+static void *open_entry(void *arg)
+{
+    gpu_opening *g = arg;
+    g->rc = open_backend(g->e, &g->s, &splade_backend_cuda, g->device, g->tune, g->name, sizeof g->name, &g->uploading);
+    if (g->rc)
+        snprintf(g->detail, sizeof g->detail, "%s", splade_error_detail());
+    return NULL;
+}
+
 /* --device cuda:LIST: one GPU encoder per entry, all or nothing (no CPU fallback: the list was asked
- * for). Several encoders run without timing-based GEMM tuning so that all pick the same algorithms. */
+ * for). Several encoders run without timing-based GEMM tuning so that all pick the same algorithms.
+ * The entries open at once, one thread each (each GPU's create and upload are its own): the list
+ * starts in about one GPU's time, not N (issue #17: start-up is what a build on N GPUs cannot
+ * divide by N). */
 static int open_gpus(splade_encoder *e)
 {
     int32_t ids[SPLADE_MAX_DEVICES];
     const int n = device_list(e, ids);
     if (n <= 0)
         return splade_fail(SPLADE_ERR_NO_GPU, "--device cuda:all: no visible CUDA device");
-    char name[256], detail[1024];
+    gpu_opening *g = calloc((size_t)n, sizeof *g);
+    pthread_t th[SPLADE_MAX_DEVICES];
+    if (!g)
+        return splade_fail(SPLADE_ERR_NOMEM, "--device cuda:LIST: %d entries", n);
+    int started = 0;
+    for (int i = 0; i < n; i++)
+        g[i] = (gpu_opening){.e = e, .device = ids[i], .tune = n == 1};
+    for (int i = 1; i < n && !pthread_create(&th[i], NULL, open_entry, &g[i]); i++)
+        started = i;
+    for (int i = started + 1; i < n; i++) /* threads that did not start: opened here */
+        open_entry(&g[i]);
+    open_entry(&g[0]);
+    for (int i = 1; i <= started; i++)
+        pthread_join(th[i], NULL);
+    int bad = -1;
     for (int i = 0; i < n; i++) {
-        int uploading;
-        int rc = open_backend(e, &e->sl[i], &splade_backend_cuda, ids[i], n == 1, name, sizeof name, &uploading);
-        if (rc) {
-            snprintf(detail, sizeof detail, "%s", splade_error_detail());
-            free_slots(e);
-            return splade_fail(rc, "--device cuda:LIST: GPU %d (entry %d of %d): %s", (int)ids[i], i + 1, n, detail);
-        }
-        e->n_slots = i + 1;
+        if (g[i].rc == SPLADE_OK)
+            e->sl[e->n_slots++] = g[i].s;
+        else if (bad < 0)
+            bad = i;
+    }
+    if (bad >= 0) { /* the first failing entry in list order */
+        free_slots(e);
+        int rc = splade_fail(g[bad].rc, "--device cuda:LIST: GPU %d (entry %d of %d): %s", (int)ids[bad], bad + 1, n,
+                             g[bad].detail);
+        free(g);
+        return rc;
     }
     char count[32];
     snprintf(count, sizeof count, "%d", n);
-    notice(e, "encoding on %s GPU encoder(s) (%s)", count, name);
+    notice(e, "encoding on %s GPU encoder(s) (%s)", count, g[n - 1].name);
+    free(g);
     return SPLADE_OK;
 }
 
@@ -846,6 +884,13 @@ int splade_parse_cpu_precision(const char *s, splade_cpu_precision *p)
 
 int32_t splade_encoder_max_length(const splade_encoder *e) { return e ? e->o.max_length : 0; }
 
+int splade_encoder_chunk(const splade_encoder *e)
+{
+    if (!e)
+        return 0;
+    return e->n_slots && e->sl[0].be == &splade_backend_cuda ? SPLADE_ENCODE_CHUNK_GPU : SPLADE_ENCODE_CHUNK;
+}
+
 splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->sl[0].be->device : SPLADE_DEVICE_CPU; }
 
 void splade_encoder_free(splade_encoder *e)
@@ -866,10 +911,25 @@ struct splade_gpu_warmup {
     int n; /* devices to warm; SPLADE_DEVICES_ALL: every visible one */
 };
 
-/* The warm-up thread: loads the GPU code (the probe's first call), creates each context, then sets up
- * cuBLASLt's heuristics (~0.1 s, else paid by the first forward), which overlaps the caller's upload
- * of the weights when it finishes the warm-up after splade_encoder_create (SPLADE_GPU_WARM=0: no
- * cuBLASLt step). Errors are left for splade_encoder_create to find and report. */
+/* One device's share of the warm-up: its context, then cuBLASLt's heuristics on it (~0.1 s per GPU,
+ * else paid by its first forward). */
+typedef struct {
+    int device, blas;
+} warm_device;
+
+static void *warm_one(void *arg)
+{
+    const warm_device *d = arg;
+    splade_gpu_warm_context(d->device);
+    if (d->blas)
+        splade_gpu_warm_blas(d->device);
+    return NULL;
+}
+
+/* The warm-up thread: loads the GPU code (the probe's first call), then warms every device at once,
+ * one thread each (a list's start-up is one GPU's, not N: issue #17), which overlaps the caller's
+ * model load and upload of the weights when it finishes the warm-up after splade_encoder_create
+ * (SPLADE_GPU_WARM=0: no cuBLASLt step). Errors are left for splade_encoder_create to find and report. */
 static void *warm_up(void *arg)
 {
     splade_gpu_warmup *w = arg;
@@ -878,14 +938,24 @@ static void *warm_up(void *arg)
     const double t0 = splade_phase_now();
     const int usable = splade_gpu_probe(name, sizeof name);
     double t1 = splade_phase_since(SPLADE_PH_GPU_OPEN, t0);
+    if (!usable)
+        return NULL;
     int n = w->n == SPLADE_DEVICES_ALL ? splade_gpu_device_count() : w->n;
-    for (int i = 0; usable && i < (n < SPLADE_MAX_DEVICES ? n : SPLADE_MAX_DEVICES); i++)
-        splade_gpu_warm_context(w->n == SPLADE_DEVICES_ALL ? i : w->devices[i]);
-    t1 = splade_phase_since(SPLADE_PH_GPU_CONTEXT, t1);
-    if (usable && blas) {
-        splade_gpu_warm_blas(w->n == SPLADE_DEVICES_ALL ? 0 : w->devices[0]);
-        splade_phase_since(SPLADE_PH_GPU_BLAS_WARM, t1);
-    }
+    n = n < SPLADE_MAX_DEVICES ? n : SPLADE_MAX_DEVICES;
+    warm_device d[SPLADE_MAX_DEVICES];
+    pthread_t th[SPLADE_MAX_DEVICES];
+    int started = 0;
+    for (int i = 0; i < n; i++)
+        d[i] = (warm_device){w->n == SPLADE_DEVICES_ALL ? i : w->devices[i], blas};
+    for (int i = 1; i < n && !pthread_create(&th[i], NULL, warm_one, &d[i]); i++)
+        started = i;
+    for (int i = started + 1; i < n; i++)
+        warm_one(&d[i]);
+    if (n > 0)
+        warm_one(&d[0]);
+    for (int i = 1; i <= started; i++)
+        pthread_join(th[i], NULL);
+    splade_phase_since(blas ? SPLADE_PH_GPU_BLAS_WARM : SPLADE_PH_GPU_CONTEXT, t1);
     return NULL;
 }
 
