@@ -109,17 +109,9 @@ SPLADE_API int splade_encoder_create(const splade_model *model, const splade_enc
 SPLADE_API int splade_encoder_encode(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
                                      splade_sparse *out, int *n_truncated);
 
-/* Texts per splade_encoder_encode call of `splade-index encode` (TEXT arguments and --input), `export`
- * and, with the default --batch, `build`: the unit in which texts are sorted by length into batches.
- * SPLADE_ENCODE_CHUNK on the CPU (a call's cancellation and progress granularity: 256 texts are
- * seconds there); SPLADE_ENCODE_CHUNK_GPU on the GPU, where a call of 256 texts is ~30 ms and its
- * last batch, which keeps one GPU of a list busy while the others idle, cost a build on two GPUs
- * ~7% (issue #17). splade_encoder_chunk tells which one an encoder uses. */
+/* Texts per splade_encoder_encode call of `splade-index encode` (TEXT arguments and --input) and, with
+ * the default --batch, of `build` (32 x 8): the unit in which texts are sorted by length into batches. */
 #define SPLADE_ENCODE_CHUNK 256
-#define SPLADE_ENCODE_CHUNK_GPU 2048
-
-/* SPLADE_ENCODE_CHUNK_GPU when e encodes on one GPU or more, else SPLADE_ENCODE_CHUNK (0 for NULL). */
-SPLADE_API int splade_encoder_chunk(const splade_encoder *e);
 
 /* splade_encoder_encode over consecutive groups of `chunk` texts (chunk <= 0: one group, i.e.
  * splade_encoder_encode itself), into out[0..n) in order. Each call sorts its texts by length into

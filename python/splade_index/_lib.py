@@ -148,7 +148,7 @@ class Hit(ctypes.Structure):  # splade_hit (include/splade/query.h)
 
 
 IX_HAS_MODEL = 2  # SPLADE_IX_HAS_MODEL
-ENCODE_CHUNK = 256  # SPLADE_ENCODE_CHUNK: texts per encoder call of `splade-index encode` on the CPU
+ENCODE_CHUNK = 256  # SPLADE_ENCODE_CHUNK: texts per encoder call of `splade-index encode`
 ALGO_AUTO = 6     # SPLADE_ALGO_AUTO, the CLI's default (bench/results/query-2026-11-25.md)
 DEVICE_CPU, DEVICE_CUDA = 1, 2
 
@@ -177,7 +177,6 @@ _SIGNATURES = {
     "splade_encoder_create": (c_int, [c_void_p, P(EncoderOpts), P(c_void_p)]),
     "splade_encoder_encode_chunked": (c_int, [c_void_p, c_void_p, c_void_p, c_int, c_int, c_void_p, P(c_int)]),
     "splade_encoder_max_length": (c_int32, [c_void_p]),
-    "splade_encoder_chunk": (c_int, [c_void_p]),
     "splade_encoder_device": (c_int, [c_void_p]),
     "splade_encoder_free": (None, [c_void_p]),
     "splade_sparse_free": (None, [c_void_p]),

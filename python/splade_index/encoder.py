@@ -9,10 +9,10 @@ import scipy.sparse as sp
 from . import _call, _lib
 from ._lib import lib, check, byref
 
-# The unit in which the library sorts texts by length into batches: by default `splade-index encode`'s
-# (splade_encoder_chunk: 256 texts on the CPU, 2048 on GPUs; the build's too), so that the vectors are
-# the ones the CLI prints. All texts still go to the library in one call (splade_encoder_encode_chunked).
-CHUNK = "cli"
+# The unit in which the library sorts texts by length into batches: `splade-index encode`'s
+# (SPLADE_ENCODE_CHUNK, src/cli/cmd_encode.c; the build's 32 x 8), so that the vectors are the ones
+# the CLI prints. All texts still go to the library in one call (splade_encoder_encode_chunked).
+CHUNK = _lib.ENCODE_CHUNK
 
 
 def as_bytes(text):
@@ -183,8 +183,6 @@ class Encoder:
         the encoder's cancel flag (the library stops before its next batch) and raises
         KeyboardInterrupt with nothing left allocated."""
         h = self._handle(batch_size, threads)
-        if chunk == CHUNK:
-            chunk = lib.splade_encoder_chunk(h)
         with self._lock:  # Ctrl-C while waiting for another thread's call raises here, flag untouched
             return _call.run(lambda: self._c_encode(h, texts, int(chunk or 0)), flags=(self._cancel,),
                              free=lambda r: _free_sparse(r[0], r[1]))
@@ -200,8 +198,7 @@ class Encoder:
 
         All texts go to the library in one call, which sorts them by length into batches `chunk`
         texts at a time. A text's weights can differ in the last bit with the batch it lands in, so
-        chunk="cli" (default: 256 on the CPU, 2048 on GPUs) gives exactly `splade-index encode`'s
-        vectors, chunk=None (one group)
+        chunk=256 (default) gives exactly `splade-index encode`'s vectors, chunk=None (one group)
         exactly those `splade-index query --queries` searches with. Ctrl-C stops the call before
         its next batch (KeyboardInterrupt)."""
         if isinstance(texts, (str, bytes)):

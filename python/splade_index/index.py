@@ -257,7 +257,7 @@ class Index:
         lib.splade_ingest_opts_init(byref(io))
         io.progress, io.cancel = callback, enc._cancel.address
         h = enc._handle(batch_size, threads)
-        chunk = batch_size * 8 if batch_size else lib.splade_encoder_chunk(h)  # src/cli/build_opts.c
+        chunk = (batch_size or 32) * 8  # src/cli/cmd_build.c
         name = label if label is not None else cls._model_name(model)
         create = lambda out: lib.splade_builder_create_for_model(enc._model.ptr, name, enc.max_length, out)
         finish = finish or (lambda b, cancel: b.write(path, threads, keep_order, cancel))

@@ -116,8 +116,7 @@ static int ingest_corpus(const splade_cli_build_opts *o, const char *dir, const 
         rc = splade_builder_lock(*b, dir); /* before the long part: a second writer fails at once */
     if (rc == 0)
         rc = prepare(o, dir, s, *b);
-    /* several batches per call (better length sorting): `encode`'s chunk unless --batch is given */
-    int chunk = eo.batch_size > 0 ? eo.batch_size * 8 : splade_encoder_chunk(enc);
+    int chunk = (eo.batch_size > 0 ? eo.batch_size : 32) * 8; /* several batches per call: better length sorting */
     if (rc == 0)
         rc = splade_ingest_corpus(*b, o->corpus, enc, chunk, io);
     splade_encoder_free(enc);

@@ -37,7 +37,7 @@ static const char usage_text[] =
 
 /* Texts handed to the encoder at once: bounds memory on big corpora, and fixes which texts are batched
  * together, hence the vectors' last bits (include/splade/encoder.h, splade_encoder_encode_chunked). */
-enum { CHUNK = SPLADE_ENCODE_CHUNK_GPU }; /* the most texts per call: splade_encoder_chunk(e) */
+enum { CHUNK = SPLADE_ENCODE_CHUNK };
 
 typedef struct {
     cli_encoder_opts enc; /* --model, --device, --precision and the encoder's numbers */
@@ -147,7 +147,7 @@ static int encode_chunk(splade_encoder *e, vector_writer *w, char **ids, char **
             rc = splade_model_query_vector(query_model, texts[i], strlen(texts[i]),
                                            splade_model_config(query_model)->max_position, &vec[i]);
     else
-        rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, splade_encoder_chunk(e), vec, &cut);
+        rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
     if (query_body) { /* query bodies: few, printed here in order (the writer formats vectors JSONL) */
         for (int i = 0; i < n; i++) {
             if (!rc)
@@ -184,7 +184,7 @@ static void free_texts(char **texts, int n)
 static int encode_file(splade_encoder *e, vector_writer *w, const char *path, long *total, long *truncated)
 {
     corpus_prefetch *p;
-    int rc = corpus_prefetch_open(path, splade_encoder_chunk(e), &p);
+    int rc = corpus_prefetch_open(path, CHUNK, &p);
     char *ids[CHUNK], *texts[CHUNK];
     for (int n = 0, more = 1; !rc && more;) {
         rc = corpus_prefetch_next(p, ids, texts, &n, &more); /* an error: detail reads PATH:LINE: reason */

@@ -352,7 +352,7 @@ static int from_index(sink *s, splade_index *ix)
     return rc;
 }
 
-enum { CHUNK = SPLADE_ENCODE_CHUNK_GPU }; /* the most texts per call: splade_encoder_chunk(e) */
+enum { CHUNK = SPLADE_ENCODE_CHUNK };
 
 static int encode_chunk(sink *s, splade_encoder *e, const splade_tokenizer *tk, char **ids, char **texts, int n)
 {
@@ -360,7 +360,7 @@ static int encode_chunk(sink *s, splade_encoder *e, const splade_tokenizer *tk, 
     if (!vec)
         return splade_fail(SPLADE_ERR_NOMEM, "%d vectors", n);
     int cut = 0;
-    int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, splade_encoder_chunk(e), vec, &cut);
+    int rc = splade_encoder_encode_chunked(e, (const char *const *)texts, NULL, n, CHUNK, vec, &cut);
     char unk[64];
     for (int i = 0; i < n; i++) {
         if (!rc)
@@ -402,7 +402,7 @@ static int from_corpus(sink *s, splade_encoder *e, const splade_tokenizer *tk, c
             if (!ids[n - 1] || !texts[n - 1])
                 rc = splade_fail(SPLADE_ERR_NOMEM, "%s:%ld: copying the record", path, d.line);
         }
-        if (!rc && n && (n == splade_encoder_chunk(e) || got == 0)) {
+        if (!rc && n && (n == CHUNK || got == 0)) {
             rc = encode_chunk(s, e, tk, ids, texts, n);
             for (int i = 0; i < n; i++)
                 free(ids[i]), free(texts[i]);

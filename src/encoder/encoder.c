@@ -884,13 +884,6 @@ int splade_parse_cpu_precision(const char *s, splade_cpu_precision *p)
 
 int32_t splade_encoder_max_length(const splade_encoder *e) { return e ? e->o.max_length : 0; }
 
-int splade_encoder_chunk(const splade_encoder *e)
-{
-    if (!e)
-        return 0;
-    return e->n_slots && e->sl[0].be == &splade_backend_cuda ? SPLADE_ENCODE_CHUNK_GPU : SPLADE_ENCODE_CHUNK;
-}
-
 splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->sl[0].be->device : SPLADE_DEVICE_CPU; }
 
 void splade_encoder_free(splade_encoder *e)

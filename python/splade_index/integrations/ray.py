@@ -11,10 +11,9 @@ and `add --vectors` take as they are (the JSONL `splade-index encode` prints).
 
 examples/ray_encode.py is the whole pipeline. Identical vectors: the encoder sorts each call's texts
 by length into batches, and a text's last bits can depend on its batch (include/splade/encoder.h), so
-`splade-index encode` encodes its input 256 records at a time on the CPU (2048 on GPUs:
-plan_chunks(path, GPU_CHUNK) for "cuda" actors), in file order. plan_chunks cuts the corpus at the same
-boundaries and each actor encodes one such chunk per call: the shards, read in order, are byte for byte
-`splade-index encode --input CORPUS` (python/tests/test_ray.py).
+`splade-index encode` encodes its input 256 records at a time, in file order. plan_chunks cuts the
+corpus at the same boundaries and each actor encodes one such chunk per call: the shards, read in
+order, are byte for byte `splade-index encode --input CORPUS` (python/tests/test_ray.py).
 EncodeBatch is the plain map_batches callable over rows of text (any Ray Data source); its batches are
 Ray's, so its vectors match `encode` only up to those last bits.
 
@@ -27,8 +26,7 @@ import time
 
 import numpy as np
 
-CHUNK = 256  # SPLADE_ENCODE_CHUNK: records per encoder call of `splade-index encode` on the CPU
-GPU_CHUNK = 2048  # SPLADE_ENCODE_CHUNK_GPU: the same on GPUs
+CHUNK = 256  # SPLADE_ENCODE_CHUNK: records per encoder call of `splade-index encode`
 
 
 def _json_string(s):
@@ -136,7 +134,7 @@ class EncodeBatch:
         self.cols = (id_column, text_column, title_column)
 
     def encode(self, ids, texts):
-        return vector_lines(ids, self.enc.encode(texts), self.enc.vocab)  # the CLI's chunk for the device
+        return vector_lines(ids, self.enc.encode(texts, chunk=CHUNK), self.enc.vocab)
 
     def __call__(self, batch):
         idc, textc, titlec = self.cols
