@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "query/auto_learn.h"      /* the index's learned verdict on BMP */
 #include "query/search_internal.h" /* splade_choose_bmp: which method auto took */
 #include "splade.h"
 #include "splade/build.h"
@@ -367,6 +368,50 @@ static void token_query(splade_index *ix, const int *toks, const float *w, int m
                 qimp[toks[i]] = q->impacts[j];
 }
 
+/* auto_learn.c on the index of test_auto_bmp_choice: its 8 exact topical queries (sent to BMP by the
+ * rule) were the trials, the approximate ones none, and a verdict is in. Then each verdict, set by
+ * hand, routes a topical query: "BMP" scores exactly BMP's postings, "the per-segment methods" not
+ * (for some query), and both answer as the brute force does. */
+static void check_learned_verdict(splade_index *ix, splade_searcher *s, const vdoc *docs, int n, float max,
+                                  uint64_t seed)
+{
+    _Atomic long long *learned = splade_index_learned(ix);
+    assert_int_equal(learned[SPLADE_LEARNED_STARTED], SPLADE_LEARN_TRIALS);
+    assert_int_equal(learned[SPLADE_LEARNED_DONE], SPLADE_LEARN_TRIALS);
+    assert_true(learned[SPLADE_LEARNED_VERDICT] == 1 || learned[SPLADE_LEARNED_VERDICT] == 2);
+    assert_true(learned[SPLADE_LEARNED_BMP_NS] > 0 && learned[SPLADE_LEARNED_RULE_NS] > 0);
+    int differs = 0;
+    for (int qi = 0; qi < 6; qi++) {
+        int toks[26], topic = 30 + (int)(rnd() % 10);
+        float w[26];
+        for (int i = 0; i < 26; i++) {
+            toks[i] = i < 6 ? topic * 10 + i : 100 + (i - 6) * 10 + (int)(rnd() % 10);
+            w[i] = i < 6 ? 2.0f + (float)(rnd() % 1000) / 1000.0f : 0.3f;
+        }
+        splade_qvec q;
+        uint8_t qimp[VOCAB + 10];
+        token_query(ix, toks, w, 26, &q, qimp);
+        assert_int_equal(splade_choose_bmp(s, &q), 1);
+        ranked want[10];
+        int nw = brute_force(docs, n, qimp, max, 10, want);
+        uint64_t scored[3];
+        splade_hit hits[10];
+        int nh;
+        for (int v = 0; v < 3; v++) { /* BMP itself, then auto with each verdict */
+            if (v)
+                learned[SPLADE_LEARNED_VERDICT] = v;
+            uint64_t before = splade_searcher_stats(s)->postings_scored;
+            assert_int_equal(splade_search(s, &q, 10, v ? SPLADE_ALGO_AUTO : SPLADE_ALGO_BMP, hits, &nh), 0);
+            scored[v] = splade_searcher_stats(s)->postings_scored - before;
+            check_top10(s, ix, &q, v ? SPLADE_ALGO_AUTO : SPLADE_ALGO_BMP, want, nw, seed, 100 + qi);
+        }
+        assert_int_equal(scored[1], scored[0]);
+        differs += scored[2] != scored[0];
+        splade_qvec_free(&q);
+    }
+    assert_true(differs > 0);
+}
+
 /* The default's BMP branch (choose.c): taken for queries whose heavy terms gather in few doc-id
  * ranges (6 heavy tokens of a topic, the documents in topic runs, and 20 light noise tokens spread
  * over all documents: clustering gain ~3 weighted, ~1.25 unweighted, by estimate), not for flat queries (5
@@ -419,6 +464,7 @@ static void test_auto_bmp_choice(void **state)
         if (to_bmp[0] != 8 || to_bmp[1] != 0)
             fail_msg("seed %llu: auto took BMP for %d of 8 topical queries and %d of 8 flat ones", (unsigned long long)seed,
                      to_bmp[0], to_bmp[1]);
+        check_learned_verdict(ix, s, docs, n, max, seed);
         splade_searcher_free(s);
         splade_index_close(ix);
         remove_dir(dir);

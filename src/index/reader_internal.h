@@ -30,6 +30,7 @@ struct splade_index {
     uint32_t *lookup;       /* hash slots (term + 1) for an unsorted vocabulary, built on demand */
     uint32_t n_lookup;
     atomic_int lookup_ready; /* release-stored once lookup is complete: readers need no lock */
+    _Atomic long long learned[SPLADE_INDEX_LEARNED]; /* segment.h: the search code's counters */
     pthread_mutex_t lookup_lock; /* serialises the one build of lookup among threads sharing ix */
     int threads;            /* threads the open-time checks may use (1 for splade_index_open) */
     int lean;               /* the checks release the pages they have read (splade_index_open_fd_lean) */

@@ -28,6 +28,11 @@ int splade_index_n_segments(const splade_index *ix);
 const splade_segment *splade_index_segment(const splade_index *ix, int i);
 /* The largest n_docs of any segment (scratch sizes of a searcher). */
 uint32_t splade_index_max_segment_docs(const splade_index *ix);
+/* SPLADE_INDEX_LEARNED counters that the search code keeps about this open index (what it measured
+ * while searching: src/query/auto_learn.c), shared by every thread searching it, never written to
+ * the file: zero at open. Mutable through a const index by design (as the lookup built on demand). */
+#define SPLADE_INDEX_LEARNED 8
+_Atomic long long *splade_index_learned(const splade_index *ix);
 
 static inline int splade_segment_deleted(const splade_segment *g, uint32_t d)
 {

@@ -308,6 +308,11 @@ uint32_t splade_index_max_segment_docs(const splade_index *ix)
     return ix->max_seg_docs;
 }
 
+_Atomic long long *splade_index_learned(const splade_index *ix)
+{
+    return ((splade_index *)ix)->learned; /* mutable by design (segment.h) */
+}
+
 /* The segment holding snapshot document g (< n_docs): the last one whose base is <= g. */
 const splade_segment *splade_snapshot_locate(const splade_index *ix, uint32_t g, uint32_t *local)
 {

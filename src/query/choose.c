@@ -1,5 +1,5 @@
 /* SPLADE_ALGO_AUTO: first, per query, BMP over all segments where its ranges prune (splade_choose_bmp,
- * below); otherwise the method for one query on one segment, from the query's postings per document
+ * below, checked on each open index by timing its first picks both ways: auto_learn.c); otherwise the method for one query on one segment, from the query's postings per document
  * of the segment (rho = the sum of its lists' lengths / documents), measured per collection in
  * bench/results/query-2026-11-25.md:
  *  - rho >= documents / RHO_DOCS: the query touches each document many times (real SPLADE vectors:

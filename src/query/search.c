@@ -4,6 +4,7 @@
 #include "common/fail.h"
 #include "index/format.h"
 #include "index/segment.h"
+#include "query/auto_learn.h"
 #include "query/search_internal.h"
 #include "query/wtaat.h"
 #include "splade.h"
@@ -228,14 +229,10 @@ static int search_bmp(splade_searcher *s, const splade_qvec *q, int m, topk *t)
     return SPLADE_OK;
 }
 
-int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
-                  int *n_hits)
+/* The search with algo; SPLADE_ALGO_AUTO here: the per-segment choice (splade_choose_algo) alone. */
+static int search_with(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
+                       int *n_hits)
 {
-    *n_hits = 0;
-    if (k < 0 || !q || (unsigned)algo > SPLADE_ALGO_AUTO)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_search: bad arguments (k=%d)", k);
-    if (algo == SPLADE_ALGO_AUTO && splade_choose_bmp(s, q))
-        algo = SPLADE_ALGO_BMP;
     int rc = reserve(s, q->n, k, algo);
     if (rc < 0 || k == 0)
         return rc;
@@ -254,6 +251,54 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
     }
     *n_hits = topk_sorted(&t, hits);
     return SPLADE_OK;
+}
+
+/* One of auto_learn.c's trials: the query by BMP and by the per-segment methods, each timed, in
+ * alternating order (the second run finds the postings in cache). Both give the same hits; the stats
+ * count one run. */
+static int search_trial(splade_searcher *s, const splade_qvec *q, int k, splade_hit *hits, int *n_hits)
+{
+    const splade_search_stats before = s->stats;
+    long long ns[2];
+    const int first = s->learn_flip ^= 1; /* 1: BMP first */
+    for (int r = 0; r < 2; r++) {
+        const int bmp = r == 0 ? first : !first;
+        s->stats = before;
+        const long long t0 = splade_learn_now();
+        int rc = search_with(s, q, k, bmp ? SPLADE_ALGO_BMP : SPLADE_ALGO_AUTO, hits, n_hits);
+        if (rc < 0) {
+            splade_learn_record(s->ix, 0, 0); /* counted, so that the other trials still decide */
+            return rc;
+        }
+        ns[bmp] = splade_learn_now() - t0;
+    }
+    splade_learn_record(s->ix, ns[1], ns[0]);
+    return SPLADE_OK;
+}
+
+/* Exact search: the only kind whose hits are the same by BMP and by the per-segment methods (an
+ * approximate one goes to BMP, which is exact, where the rule says so: choose.c). */
+static int exact(const splade_searcher *s)
+{
+    const float f = s->opts.bound_factor;
+    return s->opts.query_cut == 0 && !(f > 0 && f < 1);
+}
+
+int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo algo, splade_hit *hits,
+                  int *n_hits)
+{
+    *n_hits = 0;
+    if (k < 0 || !q || (unsigned)algo > SPLADE_ALGO_AUTO)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_search: bad arguments (k=%d)", k);
+    if (algo == SPLADE_ALGO_AUTO && splade_choose_bmp(s, q)) {
+        /* is BMP measured faster on this index? (exact searches only, k > 0: a trial must run) */
+        const int v = k > 0 && exact(s) ? splade_learn_bmp(s->ix) : SPLADE_LEARN_BMP;
+        if (v == SPLADE_LEARN_TRIAL)
+            return search_trial(s, q, k, hits, n_hits);
+        if (v != SPLADE_LEARN_RULE)
+            algo = SPLADE_ALGO_BMP;
+    }
+    return search_with(s, q, k, algo, hits, n_hits);
 }
 
 int splade_searcher_set_opts(splade_searcher *s, const splade_search_opts *o)

@@ -48,6 +48,7 @@ struct splade_searcher {
     splade_search_stats stats;
     struct splade_wtaat *wt; /* wtaat.c's scratch (allocated on first use) */
     splade_search_opts opts;
+    int learn_flip;          /* which method an auto_learn.c trial runs first (search.c) */
 };
 
 /* Could internal id d of the current segment, with this score (or bound), rank above the worst kept
