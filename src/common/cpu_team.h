@@ -1,6 +1,7 @@
 /* A team of threads running one function together (SPMD), with a barrier between steps: the CPU
  * forward runs every layer on one team, and the LM head on the next, so threads start once per
- * process rather than once per GEMM or per query. Private to src/ (CPU encoder and LM head). */
+ * process rather than once per GEMM or per query. Private to src/ (CPU encoder and LM head; the
+ * encoder's parallel tokenization and a GPU list's parallel opening and warm-up). */
 #ifndef SPLADE_CPU_TEAM_H
 #define SPLADE_CPU_TEAM_H
 

@@ -11,6 +11,7 @@
 #include "common/fail.h"
 #include "common/phase.h"
 #include "common/log.h"
+#include "common/cpu_team.h"
 #include "common/settings.h"
 #include "encoder/backend.h"
 #include "encoder/encoder_tokenize.h"
@@ -93,13 +94,23 @@ typedef struct {
     char name[256], detail[1024];
 } gpu_opening;
 
-static void *open_entry(void *arg)
+/* Team member tid opens the entries tid, tid + team size, ... of ctx = {gpu_opening array, count}. */
+typedef struct {
+    gpu_opening *g;
+    int n;
+} gpu_openings;
+
+static int open_entries(void *ctx, int tid, splade_team *t)
 {
-    gpu_opening *g = arg;
-    g->rc = open_backend(g->e, &g->s, &splade_backend_cuda, g->device, g->tune, g->name, sizeof g->name, &g->uploading);
-    if (g->rc)
-        snprintf(g->detail, sizeof g->detail, "%s", splade_error_detail());
-    return NULL;
+    const gpu_openings *o = ctx;
+    for (int i = tid; i < o->n; i += splade_team_size(t)) {
+        gpu_opening *g = &o->g[i];
+        g->rc = open_backend(g->e, &g->s, &splade_backend_cuda, g->device, g->tune, g->name, sizeof g->name,
+                             &g->uploading);
+        if (g->rc)
+            snprintf(g->detail, sizeof g->detail, "%s", splade_error_detail());
+    }
+    return 0;
 }
 
 /* --device cuda:LIST: one GPU encoder per entry, all or nothing (no CPU fallback: the list was asked
@@ -114,19 +125,11 @@ static int open_gpus(splade_encoder *e)
     if (n <= 0)
         return splade_fail(SPLADE_ERR_NO_GPU, "--device cuda:all: no visible CUDA device");
     gpu_opening *g = calloc((size_t)n, sizeof *g);
-    pthread_t th[SPLADE_MAX_DEVICES];
     if (!g)
         return splade_fail(SPLADE_ERR_NOMEM, "--device cuda:LIST: %d entries", n);
-    int started = 0;
     for (int i = 0; i < n; i++)
         g[i] = (gpu_opening){.e = e, .device = ids[i], .tune = n == 1};
-    for (int i = 1; i < n && !pthread_create(&th[i], NULL, open_entry, &g[i]); i++)
-        started = i;
-    for (int i = started + 1; i < n; i++) /* threads that did not start: opened here */
-        open_entry(&g[i]);
-    open_entry(&g[0]);
-    for (int i = 1; i <= started; i++)
-        pthread_join(th[i], NULL);
+    splade_team_run(n, open_entries, &(gpu_openings){g, n});
     int bad = -1;
     for (int i = 0; i < n; i++) {
         if (g[i].rc == SPLADE_OK)
@@ -670,9 +673,8 @@ typedef struct {
     char detail[1024];
 } tok_part;
 
-static void *tokenize_part(void *arg)
+static void tokenize_part(tok_part *p)
 {
-    tok_part *p = arg;
     const size_t cap = (size_t)p->e->o.max_length + 1;
     for (int i = p->from; i < p->to && !p->rc; i++) {
         int tr = 0;
@@ -684,7 +686,20 @@ static void *tokenize_part(void *arg)
             snprintf(p->detail, sizeof p->detail, "%s", splade_error_detail());
         }
     }
-    return NULL;
+}
+
+/* Team member tid tokenizes the parts tid, tid + team size, ... of ctx = {tok_part array, count}. */
+typedef struct {
+    tok_part *parts;
+    int n;
+} tok_parts;
+
+static int tokenize_parts(void *ctx, int tid, splade_team *t)
+{
+    const tok_parts *o = ctx;
+    for (int p = tid; p < o->n; p += splade_team_size(t))
+        tokenize_part(&o->parts[p]);
+    return 0;
 }
 
 /* Tokenizes the n texts into ids (room for max_length + 1 each) and packs them: sequence i is
@@ -700,19 +715,11 @@ static int tokenize_all(const splade_encoder *e, const char *const *texts, const
     const int want = e->n_slots > 1 ? e->n_slots : 2; /* two threads even for one device: it is free */
     const int np = n >= 64 * want ? want : 1;
     tok_part parts[SPLADE_MAX_DEVICES];
-    pthread_t th[SPLADE_MAX_DEVICES];
     int32_t *len = offsets + 1; /* lengths first, prefix sums after */
     for (int p = 0; p < np; p++)
         parts[p] = (tok_part){.e = e, .texts = texts, .lens = lens, .from = (int)((long)n * p / np),
                               .to = (int)((long)n * (p + 1) / np), .bad = -1, .ids = ids, .len = len};
-    int started = 0;
-    for (int p = 1; p < np && !pthread_create(&th[p], NULL, tokenize_part, &parts[p]); p++)
-        started = p;
-    for (int p = started + 1; p < np; p++) /* threads that did not start: tokenized here */
-        tokenize_part(&parts[p]);
-    tokenize_part(&parts[0]);
-    for (int p = 1; p <= started; p++)
-        pthread_join(th[p], NULL);
+    splade_team_run(np, tokenize_parts, &(tok_parts){parts, np});
     for (int p = 0; p < np; p++)
         if (parts[p].rc) {
             *bad = parts[p].bad;
@@ -910,13 +917,21 @@ typedef struct {
     int device, blas;
 } warm_device;
 
-static void *warm_one(void *arg)
+/* Team member tid warms the devices tid, tid + team size, ... of ctx = {warm_device array, count}. */
+typedef struct {
+    const warm_device *d;
+    int n;
+} warm_devices;
+
+static int warm_devices_run(void *ctx, int tid, splade_team *t)
 {
-    const warm_device *d = arg;
-    splade_gpu_warm_context(d->device);
-    if (d->blas)
-        splade_gpu_warm_blas(d->device);
-    return NULL;
+    const warm_devices *o = ctx;
+    for (int i = tid; i < o->n; i += splade_team_size(t)) {
+        splade_gpu_warm_context(o->d[i].device);
+        if (o->d[i].blas)
+            splade_gpu_warm_blas(o->d[i].device);
+    }
+    return 0;
 }
 
 /* The warm-up thread: loads the GPU code (the probe's first call), then warms every device at once,
@@ -936,18 +951,10 @@ static void *warm_up(void *arg)
     int n = w->n == SPLADE_DEVICES_ALL ? splade_gpu_device_count() : w->n;
     n = n < SPLADE_MAX_DEVICES ? n : SPLADE_MAX_DEVICES;
     warm_device d[SPLADE_MAX_DEVICES];
-    pthread_t th[SPLADE_MAX_DEVICES];
-    int started = 0;
     for (int i = 0; i < n; i++)
         d[i] = (warm_device){w->n == SPLADE_DEVICES_ALL ? i : w->devices[i], blas};
-    for (int i = 1; i < n && !pthread_create(&th[i], NULL, warm_one, &d[i]); i++)
-        started = i;
-    for (int i = started + 1; i < n; i++)
-        warm_one(&d[i]);
     if (n > 0)
-        warm_one(&d[0]);
-    for (int i = 1; i <= started; i++)
-        pthread_join(th[i], NULL);
+        splade_team_run(n, warm_devices_run, &(warm_devices){d, n});
     splade_phase_since(blas ? SPLADE_PH_GPU_BLAS_WARM : SPLADE_PH_GPU_CONTEXT, t1);
     return NULL;
 }
