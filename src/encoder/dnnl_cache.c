@@ -33,16 +33,18 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static void free_state(void *p)
 {
     splade_dnnl_thread *t = p;
-    for (int i = 0; i < t->n; i++) {
-        splade_dnnl_prim *e = &t->e[i];
-        dnnl_primitive_destroy(e->prim);
-        dnnl_memory_destroy(e->src), dnnl_memory_destroy(e->wei), dnnl_memory_destroy(e->dst);
-        if (e->bias)
-            dnnl_memory_destroy(e->bias);
+    for (int k = 0; k < SPLADE_DNNL_KINDS; k++) {
+        for (int i = 0; i < t->table[k].n; i++) {
+            splade_dnnl_prim *e = &t->table[k].e[i];
+            dnnl_primitive_destroy(e->prim);
+            dnnl_memory_destroy(e->src), dnnl_memory_destroy(e->wei), dnnl_memory_destroy(e->dst);
+            if (e->bias)
+                dnnl_memory_destroy(e->bias);
+        }
+        free(t->table[k].e);
     }
     if (t->stream)
         dnnl_stream_destroy(t->stream);
-    free(t->e);
     free(t);
 }
 
@@ -67,10 +69,11 @@ splade_dnnl_thread *splade_dnnl_thread_state(void)
     return t;
 }
 
+/* (kinds differ by table) */
 static int same_key(const splade_dnnl_key *a, const splade_dnnl_key *b)
 {
-    return a->kind == b->kind && a->rows == b->rows && a->K == b->K && a->P == b->P && a->ldc == b->ldc &&
-           a->flags == b->flags && a->w_md == b->w_md;
+    return a->rows == b->rows && a->K == b->K && a->P == b->P && a->ldc == b->ldc && a->flags == b->flags &&
+           a->w_md == b->w_md;
 }
 
 /* The primitive of pd and memory objects (no data yet) for its arguments. */
@@ -90,27 +93,28 @@ static int make_prim(splade_dnnl_prim *e, dnnl_primitive_desc_t pd)
 
 splade_dnnl_prim *splade_dnnl_prim_get(splade_dnnl_thread *t, const splade_dnnl_key *key, splade_dnnl_make_pd make)
 {
-    for (int i = 0; i < t->n; i++)
-        if (same_key(&t->e[i].key, key))
-            return &t->e[i];
-    if (t->n == t->cap) {
-        int cap = t->cap ? 2 * t->cap : 32;
-        splade_dnnl_prim *e = realloc(t->e, (size_t)cap * sizeof *e);
+    splade_dnnl_table *tab = &t->table[key->kind];
+    for (int i = 0; i < tab->n; i++)
+        if (same_key(&tab->e[i].key, key))
+            return &tab->e[i];
+    if (tab->n == tab->cap) {
+        int cap = tab->cap ? 2 * tab->cap : 32;
+        splade_dnnl_prim *e = realloc(tab->e, (size_t)cap * sizeof *e);
         if (!e)
             return NULL;
-        t->e = e, t->cap = cap;
+        tab->e = e, tab->cap = cap;
     }
     dnnl_primitive_desc_t pd = make(key);
     if (!pd)
         return NULL;
-    splade_dnnl_prim *e = &t->e[t->n];
+    splade_dnnl_prim *e = &tab->e[tab->n];
     memset(e, 0, sizeof *e);
     e->key = *key;
     int ok = make_prim(e, pd);
     dnnl_primitive_desc_destroy(pd);
     if (!ok)
         return NULL;
-    t->n++;
+    tab->n++;
     return e;
 }
 
