@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmp_dir.h"
+
 enum { FX_V = 40, FX_H = 8, FX_L = 2, FX_HEADS = 2, FX_I = 12, FX_P = 16, FX_T = 2 };
 
 typedef struct {
@@ -248,14 +250,8 @@ static char *fx_make(const fx_opts *o)
 
 static void fx_remove(char *dir)
 {
-    const char *files[] = {"config.json", "vocab.txt", "tokenizer_config.json", "model.safetensors"};
-    char path[512];
-    for (int i = 0; dir && i < 4; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
     if (dir)
-        rmdir(dir);
+        td_remove(dir);
     free(dir);
 }
 

@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "gpu_test_util.h"
 
 #include "random_vdocs.h"
+#include "tmp_dir.h"
 
 static splade_index_builder *builder_of(const vdoc *docs, int from, int to, int keep)
 {
@@ -53,26 +53,10 @@ static splade_index_builder *builder_of(const vdoc *docs, int from, int to, int 
     return b;
 }
 
-static void remove_dir(char *dir)
-{
-    DIR *d = opendir(dir);
-    char path[4096];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-    free(dir);
-}
-
 /* Documents [0, n) in `segments` consecutive segments (random cuts), then random deletions. */
 static char *collection(const vdoc *docs, int n, int segments)
 {
-    char *dir = strdup("/tmp/splade_test_gpusearchXXXXXX");
-    assert_non_null(mkdtemp(dir));
+    char *dir = td_make("splade_test_gpusearch");
     int cut[10] = {0};
     for (int s = 1; s < segments; s++)
     {
@@ -198,7 +182,7 @@ static void run_seed(uint64_t seed, int n, int nq)
         splade_qvec_free(&qs[i]);
     free(qs);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
     free(docs);
 }
 
@@ -249,7 +233,7 @@ static void test_term_outside_index(void **state)
     compare(g, ix, q, 1, 50, "term outside");
     splade_gpu_searcher_free(g);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 /* Without a GPU: SPLADE_ERR_NO_GPU (the caller falls back to the CPU), never a crash. Bad arguments
@@ -292,7 +276,7 @@ static void test_no_gpu_and_bad_arguments(void **state)
         splade_gpu_searcher_free(g);
     }
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 int main(void)

@@ -26,26 +26,11 @@
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"
-
-static char *tmp_dir(void)
-{
-    char *dir = strdup("/tmp/splade_test_indexXXXXXX");
-    assert_non_null(mkdtemp(dir));
-    return dir;
-}
+#include "tmp_dir.h"
 
 static void index_path(const char *dir, char *path, size_t cap)
 {
     snprintf(path, cap, "%s/%s", dir, SPLADE_INDEX_FILE);
-}
-
-static void remove_dir(char *dir)
-{
-    char path[512];
-    index_path(dir, path, sizeof path);
-    unlink(path);
-    rmdir(dir);
-    free(dir);
 }
 
 /* Three documents over a growing vocabulary; weights chosen so impacts are easy to state. */
@@ -236,7 +221,7 @@ static void test_svb_check_matches_reference(void **state)
 static void test_round_trip(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_index");
     build_small(dir, "beta");
     splade_index *ix;
     assert_int_equal(splade_index_open(dir, &ix), 0);
@@ -269,7 +254,7 @@ static void test_round_trip(void **state)
     assert_int_equal(tp.max_impact, 128);
     assert_float_equal(in->doc_scale, 3.0f / 255, 1e-7);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_fixed_vocab_lookup(void **state)
@@ -286,7 +271,7 @@ static void test_fixed_vocab_lookup(void **state)
     int32_t bad_term = 9;
     float w = 1;
     assert_int_equal(splade_builder_set_vector(b, doc, &bad_term, &w, 1), SPLADE_ERR_INVALID_ARG);
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_index");
     assert_int_equal(splade_builder_write(b, dir, NULL), 0);
     splade_builder_free(b);
     splade_index *ix;
@@ -302,7 +287,7 @@ static void test_fixed_vocab_lookup(void **state)
     assert_int_equal(splade_index_term_lookup(ix, "the", 3), 1); /* first id of a repeated token */
     assert_int_equal(splade_index_term_lookup(ix, "dog", 3), -1);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 /* Threads that share a freshly opened index look tokens up at once: the hash table is built once
@@ -338,7 +323,7 @@ static void test_concurrent_first_lookup(void **state)
     float w = 1;
     assert_int_equal(splade_builder_add_doc(b, "t", "d0", NULL, "", 1, &doc), 0);
     assert_int_equal(splade_builder_set_vector(b, doc, &term, &w, 1), 0);
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_index");
     assert_int_equal(splade_builder_write(b, dir, NULL), 0);
     splade_builder_free(b);
     for (int round = 0; round < 8; round++) {
@@ -355,7 +340,7 @@ static void test_concurrent_first_lookup(void **state)
         }
         splade_index_close(ix);
     }
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_duplicate_id_names_both_lines(void **state)
@@ -428,7 +413,7 @@ static void expect_open_error(const char *path, int code, const char *needle)
 static void test_damaged_files_are_rejected(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_index");
     build_small(dir, "beta");
     char good[512], bad[600];
     index_path(dir, good, sizeof good);
@@ -468,13 +453,13 @@ static void test_damaged_files_are_rejected(void **state)
     assert_int_equal(splade_index_open(dir, &ix), 0); /* the real index still answers */
     assert_int_equal(top_doc(ix, "mid"), 1);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_rebuild_replaces_atomically(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_index");
     build_small(dir, "beta");
     splade_index *old;
     assert_int_equal(splade_index_open(dir, &old), 0);
@@ -494,7 +479,7 @@ static void test_rebuild_replaces_atomically(void **state)
     fclose(f);
     build_small(dir, "beta");
     assert_int_equal(access(stale, F_OK), -1);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_missing_index(void **state)
@@ -524,7 +509,7 @@ static void fix_crcs(uint8_t *f)
 static void test_dense_range_table(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_index");
     splade_index_builder *b;
     assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
     enum { N = 5000 };
@@ -592,7 +577,7 @@ static void test_dense_range_table(void **state)
     expect_open_error(bad, SPLADE_ERR_FORMAT, "range table");
     free(f);
     unlink(bad);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 /* Reads a whole file. */
@@ -649,7 +634,7 @@ static void test_threaded_write_and_verify(void **state)
     uint8_t *files[3];
     size_t sizes[3];
     for (int r = 0; r < 3; r++) {
-        dirs[r] = tmp_dir();
+        dirs[r] = td_make("splade_test_index");
         splade_index_builder *b;
         assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
         uint64_t x = 12345;
@@ -723,7 +708,7 @@ static void test_threaded_write_and_verify(void **state)
     free(g);
     for (int r = 0; r < 3; r++) {
         free(files[r]);
-        remove_dir(dirs[r]);
+        td_free(dirs[r]);
     }
     splade_index_piece_bytes = saved;
 }

@@ -21,6 +21,7 @@
 
 #include "model_fixture.h"
 #include "splade.h"
+#include "tmp_dir.h"
 #include "splade/build.h"
 #include "splade/corpus.h"
 #include "splade/encoder.h"
@@ -48,31 +49,12 @@ static int setup(void **state)
     return 0;
 }
 
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    char p[512];
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            rm_tree(p);
-        else
-            unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
-
 static int teardown(void **state)
 {
     fixture *f = *state;
     splade_model_free(f->m);
     fx_remove(f->model_dir);
-    rm_tree(f->root);
+    td_remove(f->root);
     free(f);
     return 0;
 }

@@ -21,25 +21,12 @@
 #include "index/format.h"
 #include "index_image.h"
 #include "splade.h"
+#include "tmp_dir.h"
 #include "splade/build.h"
 #include "splade/pipeline.h"
 #include "splade/index.h"
 #include "splade/query.h"
 #include "splade/query_input.h"
-
-static char *tmp_dir(void)
-{
-    char *dir = strdup("/tmp/splade_test_limitsXXXXXX");
-    assert_non_null(mkdtemp(dir));
-    return dir;
-}
-
-static void rm_rf(const char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-}
 
 /* Top k of a query over (term, weight) pairs with every method; all must agree. Returns n. */
 static int search_all(splade_index *ix, const int32_t *terms, const float *w, int n, int k, splade_hit *out)
@@ -101,7 +88,7 @@ static void test_vocab_250002(void **state)
         float w[3] = {1.0f + d % 5, 2.0f, 0.5f + (float)d / 100};
         assert_int_equal(splade_builder_set_vector(b, doc, terms, w, 3), 0);
     }
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     splade_build_stats st;
     assert_int_equal(splade_builder_write(b, dir, &st), 0);
     splade_builder_free(b);
@@ -154,8 +141,7 @@ static void test_vocab_250002(void **state)
     assert_int_equal(qs.q[0].terms[0], 249999);
     splade_query_set_free(&qs);
     splade_index_close(ix);
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
     for (int i = 0; i < V; i++)
         free(tokens[i]);
     free(tokens);
@@ -165,7 +151,7 @@ static void test_vocab_250002(void **state)
 static void test_vectors_vocab_70000(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     char vpath[600];
     snprintf(vpath, sizeof vpath, "%s/v.jsonl", dir);
     FILE *f = fopen(vpath, "w");
@@ -203,8 +189,7 @@ static void test_vectors_vocab_70000(void **state)
     assert_string_equal(doc_id(ix, h[0].doc, buf), "d6554"); /* weight 3 (j = 1... k65541: j=1 -> 2) */
     assert_string_equal(doc_id(ix, h[1].doc, buf), "d0");
     splade_index_close(ix);
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
 }
 
 /* Integer scores with a vocabulary above 66,052 terms: a document and a query sharing 70,000 terms
@@ -229,7 +214,7 @@ static void test_score_overflow_large_vocab(void **state)
     assert_int_equal(splade_builder_set_vector(b, doc, terms, w, N), 0);
     assert_int_equal(splade_builder_add_doc(b, "t", "part60k", "", "", 2, &doc), 0);
     assert_int_equal(splade_builder_set_vector(b, doc, terms, w, 60000), 0);
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     assert_int_equal(splade_builder_write(b, dir, NULL), 0);
     splade_builder_free(b);
     splade_index *ix;
@@ -260,8 +245,7 @@ static void test_score_overflow_large_vocab(void **state)
     assert_true(q.impacts[1] >= 1 && q.impacts[1] < 255);
     splade_qvec_free(&q);
     splade_index_close(ix);
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
     free(terms);
     free(w);
 }
@@ -272,7 +256,7 @@ static void test_score_overflow_large_vocab(void **state)
 static void test_crc_valid_damage_refused(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     splade_index_builder *b;
     assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
     for (int d = 0; d < 300; d++) {
@@ -340,8 +324,7 @@ static void test_crc_valid_damage_refused(void **state)
     assert_memory_equal(f, good, size);
     free(good);
     free(f);
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
 }
 
 /* Runs a shell command, returns its exit status and its output (stdout + stderr) in out. */
@@ -375,7 +358,7 @@ static void test_encoder_vocab_250002(void **state)
         printf("SKIP: needs the CLI, cache/splade-tiny/vocab.txt and python3 with numpy\n");
         skip();
     }
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     char cmd[4096], out[8192];
     snprintf(cmd, sizeof cmd,
              "set -e; d=%s; mkdir -p $d/shared/data/bert-base-uncased; b=$d/shared/data/bert-base-uncased; "
@@ -421,15 +404,14 @@ static void test_encoder_vocab_250002(void **state)
     splade_searcher_free(s);
     splade_query_set_free(&qs);
     splade_index_close(ix);
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
 }
 
 /* An empty collection: the build succeeds with an empty index, every method returns nothing. */
 static void test_zero_documents(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     splade_index_builder *b;
     assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
     splade_build_stats st;
@@ -469,8 +451,7 @@ static void test_zero_documents(void **state)
         assert_int_equal(run_cli(cmd, out, sizeof out), 0);
         assert_string_equal(out, "");
     }
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
 }
 
 /* Copies the index at src into a sparse file at dst whose sections all start beyond 4 GiB (and
@@ -515,7 +496,7 @@ static int relocate_sparse(const char *src, const char *dst, uint64_t base)
 static void test_sections_beyond_4gib(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     splade_index_builder *b;
     assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
     for (int d = 0; d < 500; d++) { /* multi-block and multi-range terms */
@@ -545,8 +526,7 @@ static void test_sections_beyond_4gib(void **state)
         if (!relocate_sparse(src, dst, bases[bi])) {
             unlink(dst);
             splade_index_close(ix);
-            rm_rf(dir);
-            free(dir);
+            td_free(dir);
             skip(); /* the file system has no sparse files of this size */
         }
         assert_int_equal(splade_index_open(dst, &big), 0);
@@ -574,8 +554,7 @@ static void test_sections_beyond_4gib(void **state)
         unlink(dst);
     }
     splade_index_close(ix);
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
 }
 
 /* Documents longer than the model's max length are truncated and counted in the build summary and
@@ -591,7 +570,7 @@ static void test_truncated_documents_counted(void **state)
         printf("SKIP: needs %s and the CLI (make models)\n", mpath);
         skip();
     }
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_limits");
     char cpath[600];
     snprintf(cpath, sizeof cpath, "%s/c.jsonl", dir);
     FILE *f = fopen(cpath, "w");
@@ -639,8 +618,7 @@ static void test_truncated_documents_counted(void **state)
     assert_int_equal(splade_index_get_info(ix)->n_truncated, 2);
     assert_int_equal(splade_index_get_info(ix)->max_length, 64);
     splade_index_close(ix);
-    rm_rf(dir);
-    free(dir);
+    td_free(dir);
 }
 
 int main(void)

@@ -21,6 +21,7 @@
 #include "splade/model.h"
 #include "splade/tokenizer.h"
 #include "model_goldens.h"
+#include "tmp_dir.h"
 
 #define TOL 1e-4
 
@@ -308,8 +309,6 @@ static void test_gpu_models(void **s)
 
 /* --- bad input ------------------------------------------------------------------------ */
 
-static char tmpdir[64];
-
 static void write_file(const char *dir, const char *name, const char *text)
 {
     char p[512];
@@ -323,8 +322,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 static void expect_config(const char *json, int rc, const char *needle)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/config.json", tmpdir);
-    write_file(tmpdir, "config.json", json);
+    snprintf(p, sizeof p, "%s/config.json", td_group_dir);
+    write_file(td_group_dir, "config.json", json);
     splade_config c;
     int got = splade_config_load(p, &c);
     if (got != rc || !strstr(splade_error_detail(), needle))
@@ -371,7 +370,7 @@ static void test_distilbert_missing_tensor(void **s)
     if (access("cache/rand-distilbert", R_OK) != 0)
         skip();
     char cmd[1024], dir[96];
-    snprintf(dir, sizeof dir, "%s/distil", tmpdir);
+    snprintf(dir, sizeof dir, "%s/distil", td_group_dir);
     snprintf(cmd, sizeof cmd, "mkdir -p %s && cp cache/rand-distilbert/config.json cache/rand-distilbert/vocab.txt %s && "
              "python3 -c \"import json,struct,sys; f=open('cache/rand-distilbert/model.safetensors','rb'); "
              "n=struct.unpack('<Q',f.read(8))[0]; h=json.loads(f.read(n)); d=f.read(); "
@@ -385,11 +384,11 @@ static void test_distilbert_missing_tensor(void **s)
     assert_non_null(strstr(splade_error_detail(), "missing tensor 'distilbert.transformer.layer.1.ffn.lin2.bias'"));
 }
 
-/* A copy of cache/SRC in tmpdir/NAME, then `edit` run in it (sh -c); 0 when the model is absent. */
+/* A copy of cache/SRC in td_group_dir/NAME, then `edit` run in it (sh -c); 0 when the model is absent. */
 static int copy_model(const char *src, const char *name, const char *edit, char *dir, size_t n)
 {
     char cmd[2048];
-    snprintf(dir, n, "%s/%s", tmpdir, name);
+    snprintf(dir, n, "%s/%s", td_group_dir, name);
     if (access(src, R_OK) != 0)
         return 0;
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && cd '%s' && %s", dir, src, dir, dir, edit);
@@ -521,14 +520,5 @@ int main(void)
         cmocka_unit_test(test_fingerprints),
         cmocka_unit_test(test_tokenizer_json),
     };
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/splade-models-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return 1;
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (tmpdir[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd)) {}
-    }
-    return rc;
+    return td_run_group(tests);
 }

@@ -26,11 +26,10 @@
 #include "splade/model.h"
 #include "splade/tokenizer.h"
 #include "model_goldens.h"
+#include "tmp_dir.h"
 
 #define TOL 1e-4
 #define GOLD "tests/data/models/real/"
-
-static char tmpdir[64];
 
 static int present(const char *path)
 {
@@ -48,7 +47,7 @@ static splade_model *load(const char *dir)
     return m;
 }
 
-/* cache/SRC copied to tmpdir with the real files of cache/real/TOK in place of the committed ones:
+/* cache/SRC copied to td_group_dir with the real files of cache/real/TOK in place of the committed ones:
  * tokenizer.json instead of vocab.txt and tokenizer_config.json (the engine reads its vocabulary and
  * its normalizer's settings), the full idf.json. 0 when either is absent. */
 static int with_real_files(const char *src, const char *tok, char *dir, size_t n)
@@ -57,7 +56,7 @@ static int with_real_files(const char *src, const char *tok, char *dir, size_t n
     snprintf(tj, sizeof tj, "cache/real/%s/tokenizer.json", tok);
     if (!present(src) || !present(tj))
         return 0;
-    snprintf(dir, n, "%s/%s", tmpdir, tok);
+    snprintf(dir, n, "%s/%s", td_group_dir, tok);
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm '%s/vocab.txt' '%s/tokenizer_config.json' && "
              "cp '%s' 'cache/real/%s/idf.json' '%s/'", dir, src, dir, dir, dir, tj, tok, dir);
     assert_int_equal(system(cmd), 0);
@@ -198,7 +197,7 @@ static void test_tokens_multilingual(void **s)
 static int load_tj(const char *edit, splade_model **m)
 {
     char cmd[2048], dir[256];
-    snprintf(dir, sizeof dir, "%s/tj", tmpdir);
+    snprintf(dir, sizeof dir, "%s/tj", td_group_dir);
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r cache/real-multi-small '%s' && cd '%s' && rm tokenizer_config.json "
              "&& python3 -c \"import json; t=open('vocab.txt',encoding='utf-8',newline='\\n').read().split('\\n')[:-1]; "
              "n={'type':'BertNormalizer','clean_text':True,'handle_chinese_chars':True,'strip_accents':None,"
@@ -314,12 +313,5 @@ int main(void)
         cmocka_unit_test(test_small_documents),
         cmocka_unit_test(test_real_shapes),
     };
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/splade-real-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return 1;
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd)) {}
-    return rc;
+    return td_run_group(tests);
 }

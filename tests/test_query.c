@@ -16,6 +16,7 @@
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"
+#include "tmp_dir.h"
 
 typedef struct {
     uint32_t n_docs;
@@ -92,22 +93,6 @@ static void free_collection(collection *c)
     free(c->w);
     free(c->len);
     free(c->internal);
-}
-
-static char *tmp_dir(void)
-{
-    char *dir = strdup("/tmp/splade_test_queryXXXXXX");
-    assert_non_null(mkdtemp(dir));
-    return dir;
-}
-
-static void remove_index(char *dir)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, SPLADE_INDEX_FILE);
-    unlink(path);
-    rmdir(dir);
-    free(dir);
 }
 
 static char **vocab_tokens(int32_t n_terms)
@@ -250,7 +235,7 @@ static void run_seed(uint64_t seed)
     int32_t n_terms = 1 + (int32_t)(rnd() % (seed % 3 == 0 ? 40 : 3000));
     collection c;
     make_collection(&c, n_docs, n_terms, 1 + (int)(rnd() % 60), coarse);
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_query");
     splade_index *ix = build(&c, dir);
     /* large collections are reordered at build time: the brute force maps through the id table */
     assert_int_equal(!!(splade_index_get_info(ix)->flags & SPLADE_IX_REORDERED), n_docs >= 1024);
@@ -265,7 +250,7 @@ static void run_seed(uint64_t seed)
     }
     splade_searcher_free(s);
     splade_index_close(ix);
-    remove_index(dir);
+    td_free(dir);
     free_collection(&c);
 }
 
@@ -282,7 +267,7 @@ static void test_empty_query_and_absent_terms(void **state)
     rng = 99;
     collection c;
     make_collection(&c, 200, 50, 20, 0);
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_query");
     splade_index *ix = build(&c, dir);
     splade_searcher *s;
     assert_int_equal(splade_searcher_create(ix, &s), 0);
@@ -309,7 +294,7 @@ static void test_empty_query_and_absent_terms(void **state)
     splade_qvec_free(&q);
     splade_searcher_free(s);
     splade_index_close(ix);
-    remove_index(dir);
+    td_free(dir);
     free_collection(&c);
 }
 
@@ -319,7 +304,7 @@ static void test_batch_same_for_any_thread_count(void **state)
     rng = 7;
     collection c;
     make_collection(&c, 2000, 300, 40, 1);
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_query");
     splade_index *ix = build(&c, dir);
     enum { NQ = 64, K = 20 };
     splade_qvec qs[NQ];
@@ -338,7 +323,7 @@ static void test_batch_same_for_any_thread_count(void **state)
         splade_qvec_free(&qs[i]);
     }
     splade_index_close(ix);
-    remove_index(dir);
+    td_free(dir);
     free_collection(&c);
 }
 
@@ -349,7 +334,7 @@ static void test_reorder_independent_of_threads(void **state)
     rng = 4242;
     collection c;
     make_collection(&c, 9000, 2000, 50, 0);
-    char *d1 = tmp_dir(), *d3 = tmp_dir();
+    char *d1 = td_make("splade_test_query"), *d3 = td_make("splade_test_query");
     build_threads = 1;
     splade_index *a = build(&c, d1);
     uint32_t *first = malloc(c.n_docs * sizeof *first);
@@ -362,8 +347,8 @@ static void test_reorder_independent_of_threads(void **state)
     free(first);
     splade_index_close(a);
     splade_index_close(b);
-    remove_index(d1);
-    remove_index(d3);
+    td_free(d1);
+    td_free(d3);
     free_collection(&c);
 }
 
@@ -393,7 +378,7 @@ static void test_reorder_keeps_topics_together(void **state)
             c.w[d][n++] = 0.1f + (float)(rnd() % 100) / 500.0f;
         c.len[d] = n;
     }
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_query");
     splade_index *ix = build(&c, dir);
     assert_true(splade_index_get_info(ix)->flags & SPLADE_IX_REORDERED);
     uint32_t *at = malloc(DOCS * sizeof *at), runs = 1;
@@ -406,7 +391,7 @@ static void test_reorder_keeps_topics_together(void **state)
     free(at);
     free(topic);
     splade_index_close(ix);
-    remove_index(dir);
+    td_free(dir);
     free_collection(&c);
 }
 
@@ -420,7 +405,7 @@ static void test_approximate_options(void **state)
     rng = 31337;
     collection c;
     make_collection(&c, 12000, 400, 40, 0);
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_query");
     splade_index *ix = build(&c, dir);
     splade_searcher *s;
     assert_int_equal(splade_searcher_create(ix, &s), 0);
@@ -469,7 +454,7 @@ static void test_approximate_options(void **state)
     assert_int_equal(splade_searcher_set_opts(s, NULL), 0);
     splade_searcher_free(s);
     splade_index_close(ix);
-    remove_index(dir);
+    td_free(dir);
     free_collection(&c);
 }
 
@@ -482,7 +467,7 @@ static void test_query_cut_taat(void **state)
     rng = 4242;
     collection c;
     make_collection(&c, 3000, 200, 50, 1); /* coarse weights: many tied impacts */
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_query");
     splade_index *ix = build(&c, dir);
     splade_searcher *s;
     assert_int_equal(splade_searcher_create(ix, &s), 0);
@@ -517,7 +502,7 @@ static void test_query_cut_taat(void **state)
     free(has);
     splade_searcher_free(s);
     splade_index_close(ix);
-    remove_index(dir);
+    td_free(dir);
     free_collection(&c);
 }
 

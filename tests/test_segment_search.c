@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 #include "splade/segments.h"
 
 #include "random_vdocs.h"
+#include "tmp_dir.h"
 
 static void doc_id(int i, char *out, size_t len)
 {
@@ -59,27 +59,11 @@ static splade_index_builder *builder_of(const vdoc *docs, int from, int to)
     return b;
 }
 
-static void remove_dir(char *dir)
-{
-    DIR *d = opendir(dir);
-    char path[4096];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-    free(dir);
-}
-
 /* Documents [0, n) in `segments` consecutive segments of random sizes: the first written as an
  * index, the others added without merging. Returns the folder. */
 static char *segmented(const vdoc *docs, int n, int segments, float scale)
 {
-    char *dir = strdup("/tmp/splade_test_segsearchXXXXXX");
-    assert_non_null(mkdtemp(dir));
+    char *dir = td_make("splade_test_segsearch");
     int *cut = calloc((size_t)segments + 1, sizeof *cut);
     for (int s = 1; s < segments; s++)
         cut[s] = 1 + (int)(rnd() % (uint32_t)(n - 1));
@@ -237,7 +221,7 @@ static void run_seed(uint64_t seed)
              splade_index_segment_count(ix));
     check_index(ix, docs, n, coarse, what);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
     free(docs);
 }
 
@@ -346,7 +330,7 @@ static void test_bmp_ranges_across_segments(void **state)
                      (unsigned long long)scored[1], (unsigned long long)scored[0]);
         splade_searcher_free(s);
         splade_index_close(ix);
-        remove_dir(dir);
+        td_free(dir);
         free(docs);
     }
 }
@@ -467,7 +451,7 @@ static void test_auto_bmp_choice(void **state)
         check_learned_verdict(ix, s, docs, n, max, seed);
         splade_searcher_free(s);
         splade_index_close(ix);
-        remove_dir(dir);
+        td_free(dir);
         free(docs);
     }
 }

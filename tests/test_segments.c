@@ -21,6 +21,7 @@
 
 #include "index/builder_internal.h"
 #include "splade.h"
+#include "tmp_dir.h"
 #include "splade/build.h"
 #include "splade/index.h"
 #include "splade/query.h"
@@ -115,28 +116,6 @@ static splade_index_builder *builder_of(const vdoc *docs, int n)
     return b;
 }
 
-static char *tmp_dir(void)
-{
-    char *dir = strdup("/tmp/splade_test_segXXXXXX");
-    assert_non_null(mkdtemp(dir));
-    return dir;
-}
-
-static void remove_dir(char *dir)
-{
-    DIR *d = opendir(dir);
-    char path[4096];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.' || strlen(e->d_name) > 2) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-    free(dir);
-}
-
 /* The reference: one index of the live documents, in the order they were added. */
 static void build_reference(const doc_list *live, float scale, const char *dir)
 {
@@ -221,7 +200,7 @@ static void check_equal(const char *dir, const doc_list *live, const char *what)
         if (list_find(live, buf) < 0)
             fail_msg("%s: document %u is \"%s\", not a live document", what, d, buf);
     }
-    char *rdir = tmp_dir();
+    char *rdir = td_make("splade_test_seg");
     build_reference(live, in->doc_scale, rdir);
     assert_int_equal(splade_index_open(rdir, &ref), 0);
     assert_true(splade_index_get_info(ref)->doc_scale == in->doc_scale || live->n == 0);
@@ -239,7 +218,7 @@ static void check_equal(const char *dir, const doc_list *live, const char *what)
     }
     splade_index_close(ref);
     splade_index_close(ix);
-    remove_dir(rdir);
+    td_free(rdir);
 }
 
 static int batch_size(void)
@@ -354,7 +333,7 @@ static void run_seed(uint64_t seed)
     rng = seed * 0x9E3779B97F4A7C15ull + 7;
     next_id = 0;
     doc_list live = {0};
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_seg");
     int n0 = batch_size();
     for (int i = 0; i < n0; i++) {
         vdoc v;
@@ -395,7 +374,7 @@ static void run_seed(uint64_t seed)
     op_merge(dir);
     check_equal(dir, &live, "final merge");
     free(live.d);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_random_operations_match_single_build(void **state)
@@ -418,7 +397,7 @@ static uint64_t generation_of(const char *dir)
 
 static char *small_index(int segments)
 {
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_seg");
     rng = 12345;
     vdoc docs[40];
     for (int i = 0; i < 40; i++) {
@@ -441,7 +420,7 @@ static char *small_index(int segments)
 static void test_add_to_missing_index(void **state)
 {
     (void)state;
-    char *dir = tmp_dir();
+    char *dir = td_make("splade_test_seg");
     char missing[4096];
     snprintf(missing, sizeof missing, "%s/nothing", dir);
     vdoc v;
@@ -456,7 +435,7 @@ static void test_add_to_missing_index(void **state)
     assert_int_not_equal(stat(missing, &st), 0); /* the folder it made is gone again */
     assert_int_equal(splade_index_delete(missing, (const char *[]){"x"}, 1, 0, NULL), SPLADE_ERR_NOT_FOUND);
     assert_int_equal(splade_index_merge(missing, 0, 1, NULL), SPLADE_ERR_IO);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_duplicate_id_refused_unless_update(void **state)
@@ -482,7 +461,7 @@ static void test_duplicate_id_refused_unless_update(void **state)
     assert_int_equal(splade_index_open(dir, &ix), 0);
     assert_int_equal(splade_index_get_info(ix)->n_docs, 20 + 5 + 1);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_delete_unknown_ids(void **state)
@@ -504,7 +483,7 @@ static void test_delete_unknown_ids(void **state)
     assert_int_equal(st.n_deleted, 0);
     assert_int_equal(st.n_unknown, 1);
     assert_int_equal(generation_of(dir), g + 1);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_vocabulary_kind_mismatch(void **state)
@@ -534,7 +513,7 @@ static void test_vocabulary_kind_mismatch(void **state)
     splade_index *ix;
     assert_int_equal(splade_index_open(dir, &ix), 0); /* still opens */
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void write_file(const char *dir, const char *name, const char *text)
@@ -595,7 +574,7 @@ static void test_damaged_manifest_and_files(void **state)
     snprintf(path, sizeof path, "%s/%s", dir, seg);
     assert_int_equal(unlink(path), 0);
     splade_builder_free(b);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 static void test_two_writers(void **state)
@@ -617,7 +596,7 @@ static void test_two_writers(void **state)
     assert_int_equal(splade_index_add(b, dir, &o, NULL), 0); /* the holder itself goes on */
     splade_builder_free(b);
     assert_int_equal(splade_index_delete(dir, ids, 1, 0, NULL), 0); /* released */
-    remove_dir(dir);
+    td_free(dir);
 }
 
 /* ---- bounded builds and the merge policy ---- */
@@ -668,7 +647,7 @@ static void test_bounded_build_merge_policy(void **state)
         list_push(&docs, &v);
     }
     for (int policy = -1; policy <= 3; policy += 4) {
-        char *dir = tmp_dir();
+        char *dir = td_make("splade_test_seg");
         splade_index_builder *b = bounded_builder(dir, &docs, 96 << 10, policy);
         assert_int_equal(splade_builder_write(b, dir, NULL), 0);
         int merged = splade_builder_merged(b);
@@ -685,7 +664,7 @@ static void test_bounded_build_merge_policy(void **state)
         }
         check_equal(dir, &docs, policy < 0 ? "bounded build, no policy" : "bounded build, policy 3");
         check_no_strays(dir);
-        remove_dir(dir);
+        td_free(dir);
     }
     free(docs.d);
 }
@@ -722,7 +701,7 @@ static void test_merge_drops_dead_tokens(void **state)
     assert_int_equal(splade_index_get_info(ix)->n_terms, before);
     assert_int_equal(splade_index_term_lookup(ix, "w307", 4), -1);
     splade_index_close(ix);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 /* A merge whose cancel flag is set stops before installing anything: same generation, no strays. */
@@ -745,7 +724,7 @@ static void test_merge_cancelled(void **state)
     assert_int_equal(splade_index_merge_opts(dir, &o, &st), 0);
     assert_int_equal(st.n_merged, 3);
     assert_int_equal(segments_of(dir), 1);
-    remove_dir(dir);
+    td_free(dir);
 }
 
 int main(void)

@@ -1,8 +1,7 @@
 /* bf16 nn.Linear GEMMs through oneDNN's matmul (gemm_dnnl.h). The weights are converted and
  * reordered once (per panel of columns, into the blocked layout the AMX kernel wants); each
  * calling thread keeps its own primitives (one per unit shape), its own stream and memory
- * objects, so team members never share mutable oneDNN state. oneDNN is built on OpenMP here:
- * each caller asks for one OpenMP thread, the team owns the threading as on the fp32 path. */
+ * objects (dnnl_cache.h), so team members never share mutable oneDNN state. */
 #include "encoder/gemm_dnnl.h"
 #include "common/cpu_team.h"
 #include "common/fail.h"
@@ -15,9 +14,7 @@
 #include <string.h>
 
 #ifdef SPLADE_HAVE_DNNL
-#include "encoder/gemm_dnnl_internal.h" /* <oneapi/dnnl/dnnl.h>, the path the Makefile tests for oneDNN */
-
-void omp_set_num_threads(int n); /* libgomp, which libdnnl links */
+#include "encoder/dnnl_cache.h"
 
 struct splade_dnnl_linear {
     int32_t N, K, n_panels;
@@ -26,22 +23,6 @@ struct splade_dnnl_linear {
     dnnl_memory_t *w_mem;     /* per panel: the reordered bf16 weights (oneDNN-owned) */
     float *bias;              /* [N] */
 };
-
-static dnnl_engine_t engine;
-static int engine_rc = SPLADE_OK;
-static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
-
-static void make_engine(void)
-{
-    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
-        engine_rc = splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: no CPU engine");
-}
-
-static int get_engine(void)
-{
-    pthread_once(&engine_once, make_engine);
-    return engine_rc;
-}
 
 int splade_dnnl_bf16_check(void)
 {
@@ -53,59 +34,7 @@ int splade_dnnl_bf16_check(void)
                            "--precision bf16 on the CPU needs AVX512-BF16 or AMX, which this CPU (or "
                            "$ONEDNN_MAX_CPU_ISA) does not offer (oneDNN ISA 0x%x); use --precision fp32",
                            (unsigned)isa);
-    return get_engine();
-}
-
-/* Per thread: a stream and a small table of primitives keyed by unit shape and flags. */
-typedef struct {
-    int32_t rows, K, P, flags, ldc;
-    const dnnl_memory_desc_t *w_md_key; /* the layout the weights were reordered to */
-    dnnl_primitive_t prim;
-    dnnl_memory_t src, wei, bias, dst;
-} prim_entry;
-
-typedef struct {
-    dnnl_stream_t stream;
-    float tile[SPLADE_DNNL_ROWS * SPLADE_DNNL_PANEL]; /* a unit's dense output (splade_dnnl_unit) */
-    prim_entry *e;
-    int n, cap;
-} thread_cache;
-
-static pthread_key_t cache_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-
-static void free_cache(void *p)
-{
-    thread_cache *c = p;
-    for (int i = 0; i < c->n; i++) {
-        prim_entry *e = &c->e[i];
-        dnnl_primitive_destroy(e->prim);
-        dnnl_memory_destroy(e->src), dnnl_memory_destroy(e->wei), dnnl_memory_destroy(e->bias), dnnl_memory_destroy(e->dst);
-    }
-    if (c->stream)
-        dnnl_stream_destroy(c->stream);
-    free(c->e);
-    free(c);
-}
-
-static void make_key(void) { pthread_key_create(&cache_key, free_cache); }
-
-static thread_cache *my_cache(void)
-{
-    pthread_once(&key_once, make_key);
-    thread_cache *c = pthread_getspecific(cache_key);
-    if (c)
-        return c;
-    if (!(c = aligned_alloc(64, (sizeof *c + 63) / 64 * 64)))
-        return NULL;
-    memset(c, 0, sizeof *c);
-    omp_set_num_threads(1); /* this thread's oneDNN calls run on it alone */
-    if (dnnl_stream_create(&c->stream, engine, dnnl_stream_default_flags) != dnnl_success) {
-        free(c);
-        return NULL;
-    }
-    pthread_setspecific(cache_key, c);
-    return c;
+    return splade_dnnl_engine() ? SPLADE_OK : SPLADE_ERR_UNSUPPORTED;
 }
 
 static int md2(dnnl_memory_desc_t *md, int64_t r, int64_t c, dnnl_data_type_t dt, int64_t ld)
@@ -139,7 +68,7 @@ static dnnl_primitive_desc_t make_pd(int32_t rows, int32_t K, int32_t P, int32_t
     if (dnnl_matmul_desc_init(&d, &a, &w, &b, &c) != dnnl_success)
         return NULL;
     dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_primitive_desc_create(&pd, &d, NULL, engine, NULL) != dnnl_success)
+    if (dnnl_primitive_desc_create(&pd, &d, NULL, splade_dnnl_engine(), NULL) != dnnl_success)
         pd = NULL;
     return pd;
 }
@@ -154,6 +83,7 @@ static int32_t panel_width(const splade_dnnl_linear *l, int32_t p)
 static int reorder_panel(splade_dnnl_linear *l, const float *W, int32_t p, const dnnl_memory_desc_t *md)
 {
     const int32_t P = panel_width(l, p);
+    dnnl_engine_t engine = splade_dnnl_engine();
     dnnl_memory_desc_t src;
     dnnl_dims_t dims = {l->K, P}, strides = {1, l->K};
     dnnl_memory_t from = NULL;
@@ -195,9 +125,8 @@ static int pick_layout(int32_t K, int32_t P, dnnl_memory_desc_t *md)
 int splade_dnnl_linear_create(const float *W, const float *bias, int32_t N, int32_t K, splade_dnnl_linear **out)
 {
     *out = NULL;
-    int rc = get_engine();
-    if (rc)
-        return rc;
+    if (!splade_dnnl_engine())
+        return SPLADE_ERR_UNSUPPORTED;
     splade_dnnl_linear *l = calloc(1, sizeof *l);
     if (!l)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN linear");
@@ -210,7 +139,7 @@ int splade_dnnl_linear_create(const float *W, const float *bias, int32_t N, int3
     }
     memcpy(l->bias, bias, (size_t)N * sizeof *l->bias);
     const int32_t last = panel_width(l, l->n_panels - 1);
-    rc = pick_layout(K, N < SPLADE_DNNL_PANEL ? N : SPLADE_DNNL_PANEL, &l->w_md);
+    int rc = pick_layout(K, N < SPLADE_DNNL_PANEL ? N : SPLADE_DNNL_PANEL, &l->w_md);
     if (!rc)
         rc = last == SPLADE_DNNL_PANEL ? (l->w_md_last = l->w_md, SPLADE_OK) : pick_layout(K, last, &l->w_md_last);
     for (int32_t p = 0; !rc && p < l->n_panels; p++)
@@ -234,72 +163,24 @@ void splade_dnnl_linear_free(splade_dnnl_linear *l)
     free(l);
 }
 
-dnnl_engine_t splade_dnnl_engine(void) { return get_engine() == SPLADE_OK ? engine : NULL; }
-
-dnnl_stream_t splade_dnnl_thread_stream(void)
-{
-    thread_cache *c = get_engine() == SPLADE_OK ? my_cache() : NULL;
-    return c ? c->stream : NULL;
-}
-
 int32_t splade_dnnl_linear_n(const splade_dnnl_linear *l) { return l->N; }
 int32_t splade_dnnl_linear_k(const splade_dnnl_linear *l) { return l->K; }
 
-static prim_entry *find_prim(thread_cache *c, int32_t rows, int32_t K, int32_t P, int32_t ldc, int flags,
-                             const dnnl_memory_desc_t *w_md)
-{
-    for (int i = 0; i < c->n; i++) {
-        prim_entry *e = &c->e[i];
-        if (e->rows == rows && e->K == K && e->P == P && e->ldc == ldc && e->flags == flags && e->w_md_key == w_md)
-            return e;
-    }
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 32;
-        prim_entry *e = realloc(c->e, (size_t)cap * sizeof *e);
-        if (!e)
-            return NULL;
-        c->e = e, c->cap = cap;
-    }
-    dnnl_primitive_desc_t pd = make_pd(rows, K, P, ldc, w_md);
-    if (!pd)
-        return NULL;
-    prim_entry *e = &c->e[c->n];
-    memset(e, 0, sizeof *e);
-    e->rows = rows, e->K = K, e->P = P, e->ldc = ldc, e->flags = flags, e->w_md_key = w_md;
-    int ok = dnnl_primitive_create(&e->prim, pd) == dnnl_success;
-    const dnnl_memory_desc_t *a = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    const dnnl_memory_desc_t *b = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
-    const dnnl_memory_desc_t *d = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    ok = ok && dnnl_memory_create(&e->src, a, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         dnnl_memory_create(&e->bias, b, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         dnnl_memory_create(&e->dst, d, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         dnnl_memory_create(&e->wei, wq, engine, DNNL_MEMORY_NONE) == dnnl_success;
-    dnnl_primitive_desc_destroy(pd);
-    if (!ok)
-        return NULL;
-    c->n++;
-    return e;
-}
+static dnnl_primitive_desc_t key_pd(const splade_dnnl_key *k) { return make_pd(k->rows, k->K, k->P, k->ldc, k->w_md); }
 
 int splade_dnnl_unit_to(const splade_dnnl_linear *l, const uint16_t *A, int32_t rows, int32_t p, float *dst,
                         int32_t ldd, int flags)
 {
-    thread_cache *c = my_cache();
+    splade_dnnl_thread *t = splade_dnnl_thread_state();
     const int32_t P = panel_width(l, p), c0 = p * SPLADE_DNNL_PANEL;
-    const dnnl_memory_desc_t *w_md = p == l->n_panels - 1 ? &l->w_md_last : &l->w_md;
-    prim_entry *e = c ? find_prim(c, rows, l->K, P, ldd, flags, w_md) : NULL;
+    const splade_dnnl_key key = {SPLADE_DNNL_KIND_BF16, rows, l->K, P, ldd, flags,
+                                 p == l->n_panels - 1 ? &l->w_md_last : &l->w_md};
+    splade_dnnl_prim *e = t ? splade_dnnl_prim_get(t, &key, key_pd) : NULL;
     if (!e)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: bf16 matmul %d x %d x %d", (int)rows, (int)l->K, (int)P);
     void *wh;
     dnnl_memory_get_data_handle(l->w_mem[p], &wh);
-    dnnl_memory_set_data_handle(e->src, (void *)A);
-    dnnl_memory_set_data_handle(e->wei, wh);
-    dnnl_memory_set_data_handle(e->bias, l->bias + c0);
-    dnnl_memory_set_data_handle(e->dst, dst);
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_BIAS, e->bias},
-                               {DNNL_ARG_DST, e->dst}};
-    if (dnnl_primitive_execute(e->prim, c->stream, 4, args) != dnnl_success || dnnl_stream_wait(c->stream) != dnnl_success)
+    if (splade_dnnl_prim_run(t, e, A, wh, l->bias + c0, dst))
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: bf16 matmul failed");
     return SPLADE_OK;
 }
@@ -310,7 +191,7 @@ int splade_dnnl_unit_to(const splade_dnnl_linear *l, const uint16_t *A, int32_t 
 int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p, float *C,
                      int32_t ldc, uint16_t *Cb, int flags)
 {
-    thread_cache *c = my_cache();
+    splade_dnnl_thread *c = splade_dnnl_thread_state();
     if (!c)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN thread state");
     const int32_t P = panel_width(l, p), c0 = p * SPLADE_DNNL_PANEL;
@@ -353,7 +234,7 @@ static int f32_ok;
 
 static void decide_f32(void)
 {
-    f32_ok = get_engine() == SPLADE_OK && !splade_settings_get()->gemm_cpu_blas;
+    f32_ok = splade_dnnl_engine() && !splade_settings_get()->gemm_cpu_blas;
 }
 
 int splade_dnnl_f32_usable(void)
@@ -365,19 +246,14 @@ int splade_dnnl_f32_usable(void)
 int splade_dnnl_f32_tile(const float *A, int32_t rows, int32_t K, const float *W, const float *bias, int32_t P,
                          float **tile)
 {
-    thread_cache *c = my_cache();
-    prim_entry *e = c ? find_prim(c, rows, K, P, P, 0, &plain_f32) : NULL;
+    splade_dnnl_thread *t = splade_dnnl_thread_state();
+    const splade_dnnl_key key = {SPLADE_DNNL_KIND_F32, rows, K, P, P, 0, &plain_f32};
+    splade_dnnl_prim *e = t ? splade_dnnl_prim_get(t, &key, key_pd) : NULL;
     if (!e)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: fp32 matmul %d x %d x %d", (int)rows, (int)K, (int)P);
-    dnnl_memory_set_data_handle(e->src, (void *)A);
-    dnnl_memory_set_data_handle(e->wei, (void *)W);
-    dnnl_memory_set_data_handle(e->bias, (void *)bias);
-    dnnl_memory_set_data_handle(e->dst, c->tile);
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_BIAS, e->bias},
-                               {DNNL_ARG_DST, e->dst}};
-    if (dnnl_primitive_execute(e->prim, c->stream, 4, args) != dnnl_success || dnnl_stream_wait(c->stream) != dnnl_success)
+    if (splade_dnnl_prim_run(t, e, A, W, bias, t->tile))
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: fp32 matmul failed");
-    *tile = c->tile;
+    *tile = t->tile;
     return SPLADE_OK;
 }
 

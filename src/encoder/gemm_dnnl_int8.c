@@ -1,7 +1,7 @@
 /* int8 nn.Linear GEMMs through oneDNN's matmul (gemm_dnnl_int8.h). Weights are quantized and
  * reordered once per panel into the blocked layout oneDNN's int8 kernel picks; each thread keeps
- * its own primitives (one per unit shape), its s32 tile and uses gemm_dnnl.c's per-thread stream,
- * so team members share no mutable oneDNN state. */
+ * its own primitives (one per unit shape), s32 tile and stream (dnnl_cache.h), so team members
+ * share no mutable oneDNN state. */
 #include "encoder/gemm_dnnl_int8.h"
 #include "common/cpu_team.h"
 #include "common/fail.h"
@@ -10,7 +10,6 @@
 #include "splade.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,7 +140,7 @@ void splade_q8_quantize_tensor(const float *x, int32_t T, int32_t r0, int32_t r1
 }
 
 #ifdef SPLADE_HAVE_DNNL
-#include "encoder/gemm_dnnl_internal.h"
+#include "encoder/dnnl_cache.h"
 
 struct splade_q8_linear {
     int32_t N, K, n_panels;
@@ -216,7 +215,8 @@ static int reorder_panel(splade_q8_linear *l, const int8_t *Wq, int32_t p, const
     dnnl_memory_t from = NULL;
     dnnl_primitive_desc_t rpd = NULL;
     dnnl_primitive_t r = NULL;
-    dnnl_stream_t s = splade_dnnl_thread_stream();
+    splade_dnnl_thread *t = splade_dnnl_thread_state();
+    dnnl_stream_t s = t ? t->stream : NULL;
     int ok = s && dnnl_memory_desc_init_by_strides(&src, 2, dims, dnnl_s8, strides) == dnnl_success &&
              dnnl_memory_create(&from, &src, eng, (void *)(Wq + (size_t)p * SPLADE_DNNL_PANEL * l->K)) == dnnl_success &&
              dnnl_memory_create(&l->w_mem[p], md, eng, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
@@ -306,81 +306,7 @@ void splade_q8_linear_free(splade_q8_linear *l)
 int32_t splade_q8_linear_n(const splade_q8_linear *l) { return l->N; }
 int32_t splade_q8_panels(const splade_q8_linear *l) { return l->n_panels; }
 
-/* Per thread: the s32 tile of a unit and the primitives, keyed by unit shape and weight layout. */
-typedef struct {
-    int32_t rows, K, P;
-    const dnnl_memory_desc_t *w_md;
-    dnnl_primitive_t prim;
-    dnnl_memory_t src, wei, dst;
-} q8_prim;
-
-typedef struct {
-    int32_t tile[SPLADE_DNNL_ROWS * SPLADE_DNNL_PANEL];
-    q8_prim *e;
-    int n, cap;
-} q8_cache;
-
-static pthread_key_t q8_key;
-static pthread_once_t q8_once = PTHREAD_ONCE_INIT;
-
-static void free_q8_cache(void *p)
-{
-    q8_cache *c = p;
-    for (int i = 0; i < c->n; i++) {
-        dnnl_primitive_destroy(c->e[i].prim);
-        dnnl_memory_destroy(c->e[i].src), dnnl_memory_destroy(c->e[i].wei), dnnl_memory_destroy(c->e[i].dst);
-    }
-    free(c->e);
-    free(c);
-}
-
-static void make_q8_key(void) { pthread_key_create(&q8_key, free_q8_cache); }
-
-static q8_cache *q8_my_cache(void)
-{
-    pthread_once(&q8_once, make_q8_key);
-    q8_cache *c = pthread_getspecific(q8_key);
-    if (c)
-        return c;
-    if (!(c = aligned_alloc(64, (sizeof *c + 63) / 64 * 64)))
-        return NULL;
-    memset(c, 0, sizeof *c);
-    pthread_setspecific(q8_key, c);
-    return c;
-}
-
-static q8_prim *find_prim(q8_cache *c, int32_t rows, int32_t K, int32_t P, const dnnl_memory_desc_t *w_md)
-{
-    for (int i = 0; i < c->n; i++)
-        if (c->e[i].rows == rows && c->e[i].K == K && c->e[i].P == P && c->e[i].w_md == w_md)
-            return &c->e[i];
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 32;
-        q8_prim *e = realloc(c->e, (size_t)cap * sizeof *e);
-        if (!e)
-            return NULL;
-        c->e = e, c->cap = cap;
-    }
-    dnnl_primitive_desc_t pd = make_pd(rows, K, P, w_md);
-    if (!pd)
-        return NULL;
-    dnnl_engine_t eng = splade_dnnl_engine();
-    q8_prim *e = &c->e[c->n];
-    memset(e, 0, sizeof *e);
-    e->rows = rows, e->K = K, e->P = P, e->w_md = w_md;
-    int ok = dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
-             dnnl_memory_create(&e->src, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), eng,
-                                DNNL_MEMORY_NONE) == dnnl_success &&
-             dnnl_memory_create(&e->wei, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), eng,
-                                DNNL_MEMORY_NONE) == dnnl_success &&
-             dnnl_memory_create(&e->dst, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), eng,
-                                DNNL_MEMORY_NONE) == dnnl_success;
-    dnnl_primitive_desc_destroy(pd);
-    if (!ok)
-        return NULL;
-    c->n++;
-    return e;
-}
+static dnnl_primitive_desc_t key_pd(const splade_dnnl_key *k) { return make_pd(k->rows, k->K, k->P, k->w_md); }
 
 /* acc (s32 [rows][P]) -> dst: scale_r * scale_n * (acc - zp_r * colsum_n) + b_n, then the flags. */
 static void dequant(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r0, int32_t rows, int32_t c0,
@@ -409,22 +335,18 @@ static void dequant(const splade_q8_linear *l, const splade_q8_rows *A, int32_t 
 int splade_q8_unit(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r0, int32_t rows, int32_t p,
                    float *dst, int32_t ldd, int flags)
 {
-    q8_cache *c = q8_my_cache();
-    dnnl_stream_t s = splade_dnnl_thread_stream();
+    splade_dnnl_thread *t = splade_dnnl_thread_state();
     const int32_t P = panel_width(l, p);
-    const dnnl_memory_desc_t *w_md = p == l->n_panels - 1 ? &l->w_md_last : &l->w_md;
-    q8_prim *e = c && s ? find_prim(c, rows, l->K, P, w_md) : NULL;
+    const splade_dnnl_key key = {SPLADE_DNNL_KIND_S8, rows, l->K, P, P /* the dense tile */, 0,
+                                 p == l->n_panels - 1 ? &l->w_md_last : &l->w_md};
+    splade_dnnl_prim *e = t ? splade_dnnl_prim_get(t, &key, key_pd) : NULL;
     if (!e)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: int8 matmul %d x %d x %d", (int)rows, (int)l->K, (int)P);
     void *wh;
     dnnl_memory_get_data_handle(l->w_mem[p], &wh);
-    dnnl_memory_set_data_handle(e->src, A->q + (size_t)r0 * l->K);
-    dnnl_memory_set_data_handle(e->wei, wh);
-    dnnl_memory_set_data_handle(e->dst, c->tile);
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_DST, e->dst}};
-    if (dnnl_primitive_execute(e->prim, s, 3, args) != dnnl_success || dnnl_stream_wait(s) != dnnl_success)
+    if (splade_dnnl_prim_run(t, e, A->q + (size_t)r0 * l->K, wh, NULL, t->tile_s32))
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: int8 matmul failed");
-    dequant(l, A, r0, rows, p * SPLADE_DNNL_PANEL, P, c->tile, dst, ldd, flags);
+    dequant(l, A, r0, rows, p * SPLADE_DNNL_PANEL, P, t->tile_s32, dst, ldd, flags);
     return SPLADE_OK;
 }
 
