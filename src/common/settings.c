@@ -2,6 +2,7 @@
  * library that calls getenv. Each field is parsed exactly as the code that used it did before. */
 #include "common/settings.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,35 @@ static int int8_fp32_set(const char *e)
     return bits;
 }
 
+/* "SLOT:N[:CODE]" (SPLADE_TEST_ENCODER_FAIL) into s; unset or anything else leaves it off (slot -1).
+ * CODE not given: 0, which the encoder reads as its default (a CUDA error). */
+static void encoder_fail(const char *e, splade_settings *s)
+{
+    s->encoder_fail_slot = -1;
+    if (!e)
+        return;
+    char *end;
+    const long slot = strtol(e, &end, 10);
+    if (end == e || *end != ':')
+        return;
+    const char *p = end + 1;
+    const long batch = strtol(p, &end, 10);
+    long code = 0;
+    if (end == p)
+        return;
+    if (*end == ':') {
+        p = end + 1;
+        code = strtol(p, &end, 10);
+        if (end == p || code >= 0)
+            return;
+    }
+    if (*end || slot < 0 || slot > 1023 || batch < 1 || batch > INT_MAX || code < INT_MIN)
+        return;
+    s->encoder_fail_slot = (int)slot;
+    s->encoder_fail_batch = (int)batch;
+    s->encoder_fail_code = (int)code;
+}
+
 static void read_env(void)
 {
     splade_settings s = {0};
@@ -63,6 +93,7 @@ static void read_env(void)
     s.cpu_int8_per_tensor = is("SPLADE_CPU_INT8_ACT", "tensor");
     s.cpu_int8_head = is("SPLADE_CPU_INT8_HEAD", "int8") ? 1 : is("SPLADE_CPU_INT8_HEAD", "bf16") ? 2
                     : is("SPLADE_CPU_INT8_HEAD", "fp32") ? 3 : 0;
+    encoder_fail(getenv("SPLADE_TEST_ENCODER_FAIL"), &s);
     settings = s;
 }
 

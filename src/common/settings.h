@@ -37,6 +37,14 @@ typedef struct {
     int gpu_search_chunk;         /* SPLADE_GPU_SEARCH_CHUNK=N: queries per GPU search chunk; 0: from free memory */
     int gpu_search_window;        /* SPLADE_GPU_SEARCH_KERNEL=window: the windowed adding kernel (src/gpu/search.cu) */
     int gpu_search_window_docs;   /* SPLADE_GPU_SEARCH_WINDOW=N: its documents per window; 0: the default */
+    int encoder_fail_slot;        /* SPLADE_TEST_ENCODER_FAIL=SLOT:N[:CODE]: the encoder of slot SLOT (0-based
+                                     in the device list; the CPU encoder is slot 0) fails its N-th batch
+                                     (1-based, counted over the encoder's life) with CODE (a negative
+                                     SPLADE_ERR_*; default SPLADE_ERR_CUDA), as a GPU fault would, so that
+                                     tests reach the encoder's give-back and the callers' clean-up on any
+                                     machine (src/encoder/encoder.c); -1: off (unset or malformed) */
+    int encoder_fail_batch;       /* its N */
+    int encoder_fail_code;        /* its CODE; 0 when not given (the encoder's default, SPLADE_ERR_CUDA) */
 } splade_settings;
 
 /* The settings, read from the environment on the first call (pthread_once); never NULL. */

@@ -32,6 +32,7 @@ struct splade_encoder {
     splade_encoder_opts o;  /* resolved: max_length and batch_size > 0 */
     slot *sl;               /* n_slots of them; sl[0] is the only one on the CPU */
     int n_slots;
+    int batches[SPLADE_MAX_DEVICES]; /* batches each slot has started (SPLADE_TEST_ENCODER_FAIL counts them) */
 };
 
 /* The one-line device notice (info: which device encodes, and why not the GPU), unless quiet. */
@@ -527,6 +528,26 @@ typedef struct {
     batch_out bo;
 } worker;
 
+/* SPLADE_TEST_ENCODER_FAIL (settings.h): the chosen slot's N-th batch fails as a GPU fault would,
+ * before its forward (so no halving), for tests of give_back and of the callers' clean-up on any
+ * machine, the CPU included. Only this slot's worker touches its count during a call. */
+static int injected_fault(splade_encoder *e, const slot *sl)
+{
+    const splade_settings *st = splade_settings_get();
+    const int i = (int)(sl - e->sl);
+    const int k = ++e->batches[i];
+    if (i != st->encoder_fail_slot || k != st->encoder_fail_batch)
+        return SPLADE_OK;
+    char where[32];
+    if (sl->be->device == SPLADE_DEVICE_CPU)
+        snprintf(where, sizeof where, "the CPU");
+    else
+        snprintf(where, sizeof where, sl->device >= 0 ? "GPU %d" : "the current GPU", sl->device);
+    const int code = st->encoder_fail_code ? st->encoder_fail_code : SPLADE_ERR_CUDA;
+    return splade_fail(code, "encoder %d of %d (%s): failure injected in its batch %d (SPLADE_TEST_ENCODER_FAIL)", i,
+                       e->n_slots, where, k);
+}
+
 /* Batch starting at order[s]: packed, forwarded on w's slot, vectors to out[idx] (all or none). */
 static int run_batch(worker *w, int s)
 {
@@ -550,6 +571,8 @@ static int run_batch(worker *w, int s)
         w->poff[b + 1] = w->poff[b] + q->order[s + b].len;
     }
     int rc = cancelled(e, s, q->n);
+    if (!rc)
+        rc = injected_fault(e, w->sl);
     if (!rc)
         rc = forward(e, w->sl, w->pids, w->poff, B, &w->bo, w->vecs);
     for (int32_t b = 0; !rc && b < B; b++)
