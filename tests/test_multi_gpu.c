@@ -3,6 +3,7 @@
  * runs two encoder instances (two worker threads) on device 0: their vectors must be bit for bit
  * those of one encoder (the same batches, the same GEMM algorithms), also when out-of-memory
  * splitting, fp32, cancellation and a bad device id come in. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +196,161 @@ static void test_parallel_tokenize(void **state)
     splade_model_free(m);
 }
 
+/* The vectors a[0 .. n) and b[0 .. n), bit for bit. */
+static void assert_same_n(const splade_sparse *a, const splade_sparse *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (a[i].n != b[i].n)
+            fail_msg("text %d: %d vs %d terms", i, (int)a[i].n, (int)b[i].n);
+        assert_true(a[i].n > 0);
+        assert_memory_equal(a[i].terms, b[i].terms, (size_t)a[i].n * sizeof *a[i].terms);
+        assert_memory_equal(a[i].weights, b[i].weights, (size_t)a[i].n * sizeof *a[i].weights);
+    }
+}
+
+static void free_all_n(splade_sparse *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        splade_sparse_free(&v[i]);
+}
+
+/* ---- a failing encoder (SPLADE_TEST_ENCODER_FAIL; on the CPU: no GPU needed) --------------------------- */
+
+/* The setting, re-read (NULL: unset). setup_model's SPLADE_GPU_GEMM_TUNE stays. */
+static void set_fault(const char *v)
+{
+    if (v)
+        setenv("SPLADE_TEST_ENCODER_FAIL", v, 1);
+    else
+        unsetenv("SPLADE_TEST_ENCODER_FAIL");
+    splade_settings_reload();
+}
+
+static int all_empty(const splade_sparse *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i].terms || v[i].weights || v[i].n)
+            return 0;
+    return 1;
+}
+
+/* The CPU encoder's 3rd batch fails (batches 1-2 have written their vectors by then): the call fails
+ * with the injected code and a detail naming it, out[] holds nothing (the vectors already made are
+ * freed: ASan's leak check in `make test`), and the encoder works after: its next call with the setting
+ * still on (the 3rd batch is behind it) and without it give one encoder's vectors, bit for bit. A CODE
+ * of -9 (out of memory) fails the batch too: it is injected before the forward, so nothing halves it. */
+static splade_sparse g_ref[300], g_out[300];
+
+static void test_fault_cpu_ids(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    int lens[N];
+    uint64_t s = 55;
+    for (int i = 0; i < N; i++)
+        lens[i] = 2 + (int)(rm_next(&s) % (uint64_t)(g_m.cfg.max_position - 1));
+    int32_t *ids, *off;
+    rm_make_batch(lens, N, g_m.cfg.vocab_size, 55, &ids, &off);
+    splade_encoder_opts o;
+    splade_encoder_opts_init(&o);
+    o.device = SPLADE_DEVICE_CPU;
+    o.quiet = 1;
+    o.batch_size = 16;
+    splade_encoder *e = NULL;
+    set_fault(NULL);
+    assert_int_equal(splade_encoder_create(&g_m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, g_ref), SPLADE_OK);
+    splade_encoder_free(e);
+
+    set_fault("0:3");
+    assert_int_equal(splade_encoder_create(&g_m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, g_out), SPLADE_ERR_CUDA);
+    assert_non_null(strstr(splade_error_detail(), "encoder 0 of 1 (the CPU): failure injected in its batch 3"));
+    assert_non_null(strstr(splade_error_detail(), "SPLADE_TEST_ENCODER_FAIL"));
+    assert_true(all_empty(g_out, N));
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, g_out), SPLADE_OK); /* batches 22.. */
+    for (int i = 0; i < N; i++)
+        assert_true(g_out[i].n > 0);
+    assert_same_n(g_ref, g_out, N);
+    free_all_n(g_out, N);
+    set_fault(NULL);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, g_out), SPLADE_OK);
+    assert_same_n(g_ref, g_out, N);
+    free_all_n(g_out, N);
+    splade_encoder_free(e);
+
+    set_fault("0:1:-9");
+    assert_int_equal(splade_encoder_create(&g_m, &o, &e), SPLADE_OK);
+    assert_int_equal(splade_encoder_encode_ids(e, ids, off, N, g_out), SPLADE_ERR_GPU_OOM);
+    assert_non_null(strstr(splade_error_detail(), "failure injected in its batch 1"));
+    assert_true(all_empty(g_out, N));
+    splade_encoder_free(e);
+    set_fault(NULL);
+    free_all_n(g_ref, N);
+    free(ids), free(off);
+}
+
+/* Malformed or out-of-range settings are off; the parts are read as documented. */
+static void test_fault_setting(void **state)
+{
+    (void)state;
+    const char *off[] = {"", "0", "0:", "0:0", "-1:2", "0:2:", "0:2:8", "0:2:0", "0:2:-8x", "x:2", "0:2:-8:1", "0;2"};
+    for (size_t i = 0; i < sizeof off / sizeof *off; i++) {
+        set_fault(off[i]);
+        if (splade_settings_get()->encoder_fail_slot != -1)
+            fail_msg("SPLADE_TEST_ENCODER_FAIL=\"%s\" was taken", off[i]);
+    }
+    set_fault("3:7");
+    assert_int_equal(splade_settings_get()->encoder_fail_slot, 3);
+    assert_int_equal(splade_settings_get()->encoder_fail_batch, 7);
+    assert_int_equal(splade_settings_get()->encoder_fail_code, 0); /* the encoder's default: SPLADE_ERR_CUDA */
+    set_fault("0:1:-9");
+    assert_int_equal(splade_settings_get()->encoder_fail_code, SPLADE_ERR_GPU_OOM);
+    set_fault(NULL);
+    assert_int_equal(splade_settings_get()->encoder_fail_slot, -1);
+}
+
+/* The text path (splade_encoder_encode, splade-tiny): the same clean failure, then a working call. */
+static void test_fault_cpu_texts(void **state)
+{
+    (void)state;
+    const char *dir = getenv("SPLADE_TINY_DIR") ? getenv("SPLADE_TINY_DIR") : "cache/splade-tiny";
+    splade_model *m = NULL;
+    if (splade_model_load(dir, &m) != SPLADE_OK) {
+        printf("  skipped: no splade-tiny at %s (`make models`)\n", dir);
+        skip();
+    }
+    enum { N = 40 };
+    static char buf[N][64];
+    const char *texts[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "protein %d folds in the cell %s", i, i % 3 ? "membrane" : "nucleus");
+        texts[i] = buf[i];
+    }
+    splade_encoder_opts o;
+    splade_encoder_opts_init(&o);
+    o.device = SPLADE_DEVICE_CPU;
+    o.quiet = 1;
+    o.batch_size = 8;
+    splade_encoder *e = NULL;
+    static splade_sparse out[N];
+    set_fault("0:2");
+    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
+    int cut = -1;
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, N, out, &cut), SPLADE_ERR_CUDA);
+    assert_non_null(strstr(splade_error_detail(), "failure injected in its batch 2 (SPLADE_TEST_ENCODER_FAIL)"));
+    assert_true(all_empty(out, N));
+    set_fault(NULL);
+    assert_int_equal(splade_encoder_encode(e, texts, NULL, N, out, &cut), SPLADE_OK);
+    assert_int_equal(cut, 0);
+    for (int i = 0; i < N; i++) {
+        assert_true(out[i].n > 0);
+        splade_sparse_free(&out[i]);
+    }
+    splade_encoder_free(e);
+    splade_model_free(m);
+}
+
 /* ---- GPU cases ---------------------------------------------------------------------------------- */
 
 static int gpu_or_skip(void)
@@ -263,19 +419,12 @@ static int encode_with(const char *devices, splade_encoder_opts o, const texts *
 
 static void assert_same(const splade_sparse *a, const splade_sparse *b)
 {
-    for (int i = 0; i < N_TEXTS; i++) {
-        if (a[i].n != b[i].n)
-            fail_msg("text %d: %d vs %d terms", i, (int)a[i].n, (int)b[i].n);
-        assert_true(a[i].n > 0);
-        assert_memory_equal(a[i].terms, b[i].terms, (size_t)a[i].n * sizeof *a[i].terms);
-        assert_memory_equal(a[i].weights, b[i].weights, (size_t)a[i].n * sizeof *a[i].weights);
-    }
+    assert_same_n(a, b, N_TEXTS);
 }
 
 static void free_all(splade_sparse *v)
 {
-    for (int i = 0; i < N_TEXTS; i++)
-        splade_sparse_free(&v[i]);
+    free_all_n(v, N_TEXTS);
 }
 
 /* cuda:0 against lists on the same GPU, with the options of one case. */
@@ -360,6 +509,102 @@ static void test_cancel(void **state)
     free(t.ids), free(t.off);
 }
 
+/* The warnings logged during a call (the callback must be thread safe: a worker thread logs them). */
+typedef struct {
+    pthread_mutex_t mu;
+    int n;
+    char last[1024];
+} warnings;
+
+static void keep_warning(void *user, int level, const char *msg)
+{
+    warnings *w = user;
+    if (level != SPLADE_LOG_WARNING)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->n++;
+    snprintf(w->last, sizeof w->last, "%s", msg);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Two encoders on GPU 0; the second fails its 2nd batch as a faulty GPU would (SPLADE_TEST_ENCODER_FAIL):
+ * give_back hands that batch to the first, which finishes the call alone. The vectors are one encoder's,
+ * bit for bit, and one warning names the failure. The same with the first encoder failing. (Each
+ * encoder takes batches as it frees up, 21 batches in all: the failing one reaches its 2nd.) */
+static void test_fault_moves_batch(void **state)
+{
+    (void)state;
+    if (!gpu_or_skip())
+        skip();
+    static splade_sparse one[N_TEXTS], many[N_TEXTS];
+    texts t = make_texts(505);
+    const splade_encoder_opts o = base_opts();
+    set_fault(NULL);
+    assert_int_equal(encode_with("cuda:0", o, &t, one), SPLADE_OK);
+    const char *faults[] = {"1:2", "0:2"};
+    const char *want[] = {"GPU 0 failed (encoder 1 of 2 (GPU 0): failure injected in its batch 2 "
+                          "(SPLADE_TEST_ENCODER_FAIL)); its batch moves to another GPU, 1 left",
+                          "GPU 0 failed (encoder 0 of 2 (GPU 0): failure injected in its batch 2"};
+    for (int f = 0; f < 2; f++) {
+        printf("  SPLADE_TEST_ENCODER_FAIL=%s on cuda:0,0\n", faults[f]);
+        warnings w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+        set_fault(faults[f]);
+        splade_set_log(keep_warning, &w);
+        const int rc = encode_with("cuda:0,0", o, &t, many);
+        splade_set_log(NULL, NULL);
+        set_fault(NULL);
+        assert_int_equal(rc, SPLADE_OK);
+        assert_int_equal(w.n, 1);
+        if (!strstr(w.last, want[f]))
+            fail_msg("warning \"%s\"", w.last);
+        assert_same(one, many);
+        free_all(many);
+    }
+    free_all(one);
+    free(t.ids), free(t.off);
+}
+
+/* A single GPU encoder (a one-entry list, or the current device) that fails has no other to hand its
+ * batch to: the call fails with the fault's code and detail, leaves nothing in out, and logs no warning;
+ * the encoder works after. */
+static void test_fault_single_gpu(void **state)
+{
+    (void)state;
+    if (!gpu_or_skip())
+        skip();
+    static splade_sparse one[N_TEXTS], out[N_TEXTS];
+    texts t = make_texts(606);
+    const splade_encoder_opts o = base_opts();
+    set_fault(NULL);
+    assert_int_equal(encode_with("cuda:0", o, &t, one), SPLADE_OK);
+    const char *devices[] = {"cuda:0", "cuda"};
+    const char *where[] = {"encoder 0 of 1 (GPU 0): failure injected in its batch 2",
+                           "encoder 0 of 1 (the current GPU): failure injected in its batch 2"};
+    for (int d = 0; d < 2; d++) {
+        splade_encoder_opts od = o;
+        assert_int_equal(splade_parse_devices(devices[d], &od), SPLADE_OK);
+        splade_encoder *e = NULL;
+        assert_int_equal(splade_encoder_create(&g_m, &od, &e), SPLADE_OK);
+        warnings w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+        set_fault("0:2");
+        splade_set_log(keep_warning, &w);
+        const int rc = splade_encoder_encode_ids(e, t.ids, t.off, N_TEXTS, out);
+        splade_set_log(NULL, NULL);
+        set_fault(NULL);
+        assert_int_equal(rc, SPLADE_ERR_CUDA);
+        if (!strstr(splade_error_detail(), where[d]))
+            fail_msg("detail \"%s\"", splade_error_detail());
+        assert_true(all_empty(out, N_TEXTS));
+        assert_int_equal(w.n, 0);
+        assert_int_equal(splade_encoder_encode_ids(e, t.ids, t.off, N_TEXTS, out), SPLADE_OK);
+        assert_same(one, out);
+        free_all(out);
+        splade_encoder_free(e);
+    }
+    free_all(one);
+    free(t.ids), free(t.off);
+}
+
 /* A device that does not exist: the whole create fails, naming it; nothing is left allocated. */
 static void test_missing_device(void **state)
 {
@@ -383,11 +628,16 @@ int main(void)
         cmocka_unit_test(test_cpu_ignores_list),
         cmocka_unit_test(test_list_without_gpu),
         cmocka_unit_test(test_parallel_tokenize),
+        cmocka_unit_test(test_fault_setting),
+        cmocka_unit_test(test_fault_cpu_ids),
+        cmocka_unit_test(test_fault_cpu_texts),
         cmocka_unit_test(test_same_bits_bf16),
         cmocka_unit_test(test_same_bits_fp32_dense_topk),
         cmocka_unit_test(test_same_bits_when_splitting),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_missing_device),
+        cmocka_unit_test(test_fault_moves_batch),
+        cmocka_unit_test(test_fault_single_gpu),
     };
     return cmocka_run_group_tests(tests, setup_model, teardown_model);
 }
