@@ -530,7 +530,7 @@ static void keep_warning(void *user, int level, const char *msg)
 /* Two encoders on GPU 0; the second fails its 2nd batch as a faulty GPU would (SPLADE_TEST_ENCODER_FAIL):
  * give_back hands that batch to the first, which finishes the call alone. The vectors are one encoder's,
  * bit for bit, and one warning names the failure. The same with the first encoder failing. (Each
- * encoder takes batches as it frees up, 21 batches in all: the failing one reaches its 2nd.) */
+ * encoder takes batches as it frees up; 84 batches of 4: the failing one reaches its 2nd.) */
 static void test_fault_moves_batch(void **state)
 {
     (void)state;
@@ -538,7 +538,8 @@ static void test_fault_moves_batch(void **state)
         skip();
     static splade_sparse one[N_TEXTS], many[N_TEXTS];
     texts t = make_texts(505);
-    const splade_encoder_opts o = base_opts();
+    splade_encoder_opts o = base_opts();
+    o.batch_size = 4;
     set_fault(NULL);
     assert_int_equal(encode_with("cuda:0", o, &t, one), SPLADE_OK);
     const char *faults[] = {"1:2", "0:2"};
