@@ -5,7 +5,8 @@
 # tests, bench-lmhead, the kernel lab (tools/kernel_lab: every variant checked, then timed), the
 # PyTorch peer, bench/gpu_encoder.sh (fixed shapes + real SciFact documents), then the side-by-side
 # tables (LM head, then the end-to-end encoder) last.
-# Logs and JSON go to $OUT (<= 8 files). Aim: <= ~7 minutes in all.
+# Logs and JSON go to $OUT (<= 8 files). Aim: <= ~7 minutes in all. Past a call's 10 minutes:
+# run(command="sh bench/device_bg.sh start 'KNOBS... sh bench/gpu.sh'"), then `sh bench/device_bg.sh wait`.
 #
 # Re-run it (device `run` tool), after this one-time setup here in the repo root:
 #   mkdir -p .gpu/scifact .gpu/bert-base-uncased && cp ../shared/data/scifact/corpus.jsonl .gpu/scifact/ &&
