@@ -527,6 +527,26 @@ static void keep_warning(void *user, int level, const char *msg)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* An encoder of g_m on the --device list `devices` with options o (asserted to be created). */
+static splade_encoder *create_on(const char *devices, splade_encoder_opts o)
+{
+    splade_encoder *e = NULL;
+    assert_int_equal(splade_parse_devices(devices, &o), SPLADE_OK);
+    assert_int_equal(splade_encoder_create(&g_m, &o, &e), SPLADE_OK);
+    return e;
+}
+
+/* e's encoding of t into out with SPLADE_TEST_ENCODER_FAIL=fault, the warnings it logs into w. */
+static int encode_faulty(splade_encoder *e, const texts *t, splade_sparse *out, const char *fault, warnings *w)
+{
+    set_fault(fault);
+    splade_set_log(keep_warning, w);
+    const int rc = splade_encoder_encode_ids(e, t->ids, t->off, N_TEXTS, out);
+    splade_set_log(NULL, NULL);
+    set_fault(NULL);
+    return rc;
+}
+
 /* Two encoders on GPU 0; the second fails its 2nd batch as a faulty GPU would (SPLADE_TEST_ENCODER_FAIL):
  * give_back hands that batch to the first, which finishes the call alone. The vectors are one encoder's,
  * bit for bit, and one warning names the failure. The same with the first encoder failing. (Each
@@ -549,12 +569,9 @@ static void test_fault_moves_batch(void **state)
     for (int f = 0; f < 2; f++) {
         printf("  SPLADE_TEST_ENCODER_FAIL=%s on cuda:0,0\n", faults[f]);
         warnings w = {.mu = PTHREAD_MUTEX_INITIALIZER};
-        set_fault(faults[f]);
-        splade_set_log(keep_warning, &w);
-        const int rc = encode_with("cuda:0,0", o, &t, many);
-        splade_set_log(NULL, NULL);
-        set_fault(NULL);
-        assert_int_equal(rc, SPLADE_OK);
+        splade_encoder *e = create_on("cuda:0,0", o);
+        assert_int_equal(encode_faulty(e, &t, many, faults[f], &w), SPLADE_OK);
+        splade_encoder_free(e);
         assert_int_equal(w.n, 1);
         if (!strstr(w.last, want[f]))
             fail_msg("warning \"%s\"", w.last);
@@ -582,17 +599,9 @@ static void test_fault_single_gpu(void **state)
     const char *where[] = {"encoder 0 of 1 (GPU 0): failure injected in its batch 2",
                            "encoder 0 of 1 (the current GPU): failure injected in its batch 2"};
     for (int d = 0; d < 2; d++) {
-        splade_encoder_opts od = o;
-        assert_int_equal(splade_parse_devices(devices[d], &od), SPLADE_OK);
-        splade_encoder *e = NULL;
-        assert_int_equal(splade_encoder_create(&g_m, &od, &e), SPLADE_OK);
+        splade_encoder *e = create_on(devices[d], o);
         warnings w = {.mu = PTHREAD_MUTEX_INITIALIZER};
-        set_fault("0:2");
-        splade_set_log(keep_warning, &w);
-        const int rc = splade_encoder_encode_ids(e, t.ids, t.off, N_TEXTS, out);
-        splade_set_log(NULL, NULL);
-        set_fault(NULL);
-        assert_int_equal(rc, SPLADE_ERR_CUDA);
+        assert_int_equal(encode_faulty(e, &t, out, "0:2", &w), SPLADE_ERR_CUDA);
         if (!strstr(splade_error_detail(), where[d]))
             fail_msg("detail \"%s\"", splade_error_detail());
         assert_true(all_empty(out, N_TEXTS));
