@@ -113,8 +113,8 @@ static void layer_norm_bf16(const fwd *f, int tid, splade_team *t, float *x, uin
     splade_to_bf16(x + (size_t)r0 * H, xb + (size_t)r0 * H, (size_t)(r1 - r0) * H);
 }
 
-/* The layer of `layer` with bf16 GEMM inputs (oneDNN, fp32 accumulation and outputs); attention,
- * residuals and LayerNorm stay fp32. Returns the first failure of this member (it still reaches
+/* The layer of `layer` with bf16 GEMM inputs (oneDNN, fp32 accumulation and outputs); documents'
+ * attention in bf16 (attention_part); softmax, residuals and LayerNorm stay fp32. Returns the first failure of this member (it still reaches
  * every barrier). */
 static int layer_bf16(const fwd *f, const splade_layer *p, const splade_bf16_layer *q, int tid, splade_team *t)
 {
@@ -198,7 +198,8 @@ static int q8_linear(const fwd *f, int tid, splade_team *t, int which, const spl
 }
 
 /* The layer with int8 GEMMs (per-row u8 activations, per-channel s8 weights, s32 accumulation:
- * gemm_dnnl_int8.h); attention, softmax, residuals and LayerNorm stay fp32. An activation is
+ * gemm_dnnl_int8.h); documents' attention in bf16 (attention_part); softmax, residuals and
+ * LayerNorm stay fp32. An activation is
  * quantized per row once it is whole (after the barrier that completes it). Returns the first
  * failure of this member (it still reaches every barrier). */
 static int layer_int8(const fwd *f, const splade_layer *p, const splade_q8_layer *q, int tid, splade_team *t)
