@@ -140,6 +140,8 @@ def main():
     ap.add_argument("--bindir", default=os.path.join(REPO, "build-nc", "bench"))
     ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
     ap.add_argument("--workloads", nargs="+", default=["query", "doc256", "doc512"])
+    ap.add_argument("--baseline", help="another build's bench/ folder: its precisions are timed too, in the same "
+                    "rotation (rows 'base PREC'), for before/after comparisons")
     a = ap.parse_args()
     if a.ort_worker:
         return ort_worker(*a.ort_worker)
@@ -188,8 +190,9 @@ def main():
                 rows = {}
                 for rep in range(a.reps):
                     for prec in a.precision:
-                        r = run_ours(a.bindir, model, ids_file, t, 1 if w == "query" else 8, precision=prec)
-                        rows.setdefault("ours " + prec, []).append((r, loadavg()))
+                        for tag, bindir in [("base", a.baseline)] * bool(a.baseline) + [("ours", a.bindir)]:
+                            r = run_ours(bindir, model, ids_file, t, 1 if w == "query" else 8, precision=prec)
+                            rows.setdefault(tag + " " + prec, []).append((r, loadavg()))
                     r = run_ort(onnx_path, ids_file, t)
                     rows.setdefault("ORT fp32", []).append((r, loadavg()))
                 ort_s = [summarize(r, w == "query") for r, _ in rows["ORT fp32"]]

@@ -17,8 +17,15 @@
 dnnl_engine_t splade_dnnl_engine(void);
 
 /* What a primitive is for: the kinds' weight layouts live in different structs, so a freed
- * layout's address reused by another kind cannot hit the wrong primitive. */
-typedef enum { SPLADE_DNNL_KIND_BF16, SPLADE_DNNL_KIND_F32, SPLADE_DNNL_KIND_S8, SPLADE_DNNL_KINDS } splade_dnnl_kind;
+ * layout's address reused by another kind cannot hit the wrong primitive. ATTN: attention_bf16.c's
+ * two products (no weights of a model: both operands are activations). */
+typedef enum {
+    SPLADE_DNNL_KIND_BF16,
+    SPLADE_DNNL_KIND_F32,
+    SPLADE_DNNL_KIND_S8,
+    SPLADE_DNNL_KIND_ATTN,
+    SPLADE_DNNL_KINDS
+} splade_dnnl_kind;
 
 /* A unit's matmul: rows x K times K x P into a destination of row stride ldc, weights in layout
  * w_md (compared by address: the linear's own descriptor, or a kind's sentinel). flags only tell

@@ -11,6 +11,7 @@
 #include "splade.h"
 #include "lmhead_fused/lmhead.h"
 #include "encoder/attention_cpu.h"
+#include "encoder/attention_bf16.h"
 #include "common/cpu_team.h"
 #include "common/settings.h"
 #include "encoder/gemm_cpu.h"
@@ -72,23 +73,31 @@ static void layer_norm_part(const fwd *f, int tid, splade_team *t, float *x, con
     splade_layer_norm(x, r0, r1, f->m->cfg.hidden_size, g, b, f->m->cfg.layer_norm_eps);
 }
 
-/* This thread's (sequence, head) pairs: a sequence only sees its own rows. */
-static void attention_part(const fwd *f, int tid, splade_team *t)
+/* This thread's (sequence, head) pairs: a sequence only sees its own rows. The reduced-precision
+ * forwards run documents' attention in bf16 (attention_bf16.h); fp32 keeps its bits. Returns the
+ * first failure (bf16 attention only). */
+static int attention_part(const fwd *f, int tid, splade_team *t)
 {
     const splade_config *c = &f->m->cfg;
     const int32_t H = c->hidden_size, nh = c->num_heads, dh = H / nh;
     const float scale = 1.0f / sqrtf((float)dh);
     const workspace *w = f->w;
-    int p0, p1;
+    int p0, p1, rc = SPLADE_OK;
     splade_team_split(tid, splade_team_size(t), f->B * nh, 1, &p0, &p1);
-    for (int p = p0; p < p1; p++) {
+    for (int p = p0; !rc && p < p1; p++) {
         const int32_t b = p / nh, h = p % nh, s0 = f->offsets[b], L = f->offsets[b + 1] - s0;
         size_t at = (size_t)s0 * H + (size_t)h * dh;
-        splade_attention_head(w->q + at, w->k + at, w->v + at, w->ctx + at, L, dh, H, scale,
-                              w->scratch + (size_t)tid * w->per_thread);
+        float *scratch = w->scratch + (size_t)tid * w->per_thread;
+        if ((f->bf || f->q8) && splade_attention_bf16_usable(L)) {
+            rc = splade_attention_head_bf16(w->q + at, w->k + at, w->v + at, w->ctx + at, w->ctxb ? w->ctxb + at : NULL,
+                                            L, dh, H, scale, scratch);
+            continue;
+        }
+        splade_attention_head(w->q + at, w->k + at, w->v + at, w->ctx + at, L, dh, H, scale, scratch);
         for (int32_t i = 0; w->ctxb && i < L; i++)
             splade_to_bf16(w->ctx + at + (size_t)i * H, w->ctxb + at + (size_t)i * H, (size_t)dh);
     }
+    return rc;
 }
 
 static void embed_part(const fwd *f, int tid, splade_team *t);
@@ -104,8 +113,8 @@ static void layer_norm_bf16(const fwd *f, int tid, splade_team *t, float *x, uin
     splade_to_bf16(x + (size_t)r0 * H, xb + (size_t)r0 * H, (size_t)(r1 - r0) * H);
 }
 
-/* The layer of `layer` with bf16 GEMM inputs (oneDNN, fp32 accumulation and outputs); attention,
- * residuals and LayerNorm stay fp32. Returns the first failure of this member (it still reaches
+/* The layer of `layer` with bf16 GEMM inputs (oneDNN, fp32 accumulation and outputs); documents'
+ * attention in bf16 (attention_part); softmax, residuals and LayerNorm stay fp32. Returns the first failure of this member (it still reaches
  * every barrier). */
 static int layer_bf16(const fwd *f, const splade_layer *p, const splade_bf16_layer *q, int tid, splade_team *t)
 {
@@ -116,7 +125,8 @@ static int layer_bf16(const fwd *f, const splade_layer *p, const splade_bf16_lay
     rc = rc ? rc : splade_dnnl_share(q->k, w->xb, f->T, w->k, NULL, 0, tid, n);
     rc = rc ? rc : splade_dnnl_share(q->v, w->xb, f->T, w->v, NULL, 0, tid, n);
     splade_team_barrier(t);
-    attention_part(f, tid, t);
+    int ra = attention_part(f, tid, t);
+    rc = rc ? rc : ra;
     copy_cols(f, tid, t, w->x, w->tmp, H);
     splade_team_barrier(t);
     rc = rc ? rc : splade_dnnl_share(q->o, w->ctxb, f->T, w->tmp, NULL, SPLADE_DNNL_ACCUM, tid, n);
@@ -188,7 +198,8 @@ static int q8_linear(const fwd *f, int tid, splade_team *t, int which, const spl
 }
 
 /* The layer with int8 GEMMs (per-row u8 activations, per-channel s8 weights, s32 accumulation:
- * gemm_dnnl_int8.h); attention, softmax, residuals and LayerNorm stay fp32. An activation is
+ * gemm_dnnl_int8.h); documents' attention in bf16 (attention_part); softmax, residuals and
+ * LayerNorm stay fp32. An activation is
  * quantized per row once it is whole (after the barrier that completes it). Returns the first
  * failure of this member (it still reaches every barrier). */
 static int layer_int8(const fwd *f, const splade_layer *p, const splade_q8_layer *q, int tid, splade_team *t)
@@ -199,7 +210,8 @@ static int layer_int8(const fwd *f, const splade_layer *p, const splade_q8_layer
     rc = rc ? rc : q8_linear(f, tid, t, SPLADE_Q8_QKV, q->k, &w->xq, w->x, H, p->k_w, p->k_b, H, w->k, 0);
     rc = rc ? rc : q8_linear(f, tid, t, SPLADE_Q8_QKV, q->v, &w->xq, w->x, H, p->v_w, p->v_b, H, w->v, 0);
     splade_team_barrier(t);
-    attention_part(f, tid, t);
+    int ra = attention_part(f, tid, t);
+    rc = rc ? rc : ra;
     copy_cols(f, tid, t, w->x, w->tmp, H);
     splade_team_barrier(t);
     quantize_part(f, tid, t, w->ctx, H, &w->ctxq, NULL, NULL);
@@ -280,7 +292,7 @@ static void layer(const fwd *f, const splade_layer *p, int tid, splade_team *t)
     linear_part(f, tid, t, w->x, H, p->k_w, p->k_b, H, w->k, 0);
     linear_part(f, tid, t, w->x, H, p->v_w, p->v_b, H, w->v, 0);
     splade_team_barrier(t);
-    attention_part(f, tid, t);
+    attention_part(f, tid, t); /* fp32: cannot fail */
     copy_cols(f, tid, t, w->x, w->tmp, H); /* residual */
     splade_team_barrier(t);
     linear_part(f, tid, t, w->ctx, H, p->attn_out_w, p->attn_out_b, H, w->tmp, SPLADE_GEMM_ACCUM);
@@ -385,6 +397,8 @@ static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32
             return SPLADE_ERR_NOMEM;
     w->ffn = malloc(T * F * sizeof(float));
     size_t g = splade_gemm_scratch_floats((int32_t)F), a = splade_attention_scratch_floats(L, dh);
+    if ((bf16 || int8) && splade_attention_bf16_scratch_floats(L, dh) > a)
+        a = splade_attention_bf16_scratch_floats(L, dh);
     w->per_thread = ((g > a ? g : a) + 15) / 16 * 16; /* 64-byte multiples: each slice stays aligned */
     w->scratch = aligned_alloc(64, w->per_thread * (size_t)nthreads * sizeof(float));
     return w->ffn && w->scratch ? SPLADE_OK : SPLADE_ERR_NOMEM;

@@ -15,16 +15,18 @@ int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t 
                        float *out_dense, int threads);
 
 /* The same with bf (forward_cpu_bf16.h) non-NULL: every GEMM (layers, MLM transform, LM head)
- * takes bf16 inputs with fp32 accumulation through oneDNN (`--precision bf16` on the CPU);
- * attention, LayerNorm, residuals and the SPLADE activation stay fp32. bf NULL: the fp32 forward. */
+ * takes bf16 inputs with fp32 accumulation through oneDNN (`--precision bf16` on the CPU), and so do a
+ * document's attention products (attention_bf16.h); softmax, LayerNorm, residuals and the SPLADE
+ * activation stay fp32. bf NULL: the fp32 forward. */
 struct splade_cpu_bf16;
 int splade_forward_cpu_bf16(const splade_model *m, const struct splade_cpu_bf16 *bf, const int32_t *ids,
                             const int32_t *offsets, int32_t B, float *out_dense, int threads);
 
 /* Either reduced precision: q8 (forward_cpu_int8.h) non-NULL runs the int8 forward (`--precision
  * int8` on the CPU: every GEMM of the layers, the MLM transform and the LM head in int8 with s32
- * accumulation, activations quantized per row; attention, softmax, LayerNorm, residuals and the
- * SPLADE activation fp32), else bf as splade_forward_cpu_bf16. */
+ * accumulation, activations quantized per row; a document's attention products bf16 as in the bf16
+ * forward; softmax, LayerNorm, residuals and the SPLADE activation fp32), else bf as
+ * splade_forward_cpu_bf16. */
 struct splade_cpu_int8;
 int splade_forward_cpu_lowp(const splade_model *m, const struct splade_cpu_bf16 *bf, const struct splade_cpu_int8 *q8,
                             const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense, int threads);
