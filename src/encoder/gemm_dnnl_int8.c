@@ -61,53 +61,41 @@ __attribute__((target("avx512f"))) static void quantize_avx512(const float *x, i
     quantize_scalar(x + k, K - k, inv, zp, q + k);
 }
 
-/* min and max of x[0..K) and 0 (exact in any order: four chains instead of one, since vminps'
- * 4-cycle latency bound the single chain, and unmasked loads but for the tail) */
+/* min and max of x[0..K) and 0 (exact in any order) */
 __attribute__((target("avx512f"))) static void min_max_avx512(const float *x, size_t K, float *mn, float *mx)
 {
-    __m512 lo0 = _mm512_setzero_ps(), hi0 = lo0, lo1 = lo0, hi1 = lo0, lo2 = lo0, hi2 = lo0, lo3 = lo0, hi3 = lo0;
-    size_t k = 0;
-    for (; k + 64 <= K; k += 64) {
-        const __m512 a = _mm512_loadu_ps(x + k), b = _mm512_loadu_ps(x + k + 16);
-        const __m512 c = _mm512_loadu_ps(x + k + 32), d = _mm512_loadu_ps(x + k + 48);
-        lo0 = _mm512_min_ps(lo0, a), hi0 = _mm512_max_ps(hi0, a), lo1 = _mm512_min_ps(lo1, b), hi1 = _mm512_max_ps(hi1, b);
-        lo2 = _mm512_min_ps(lo2, c), hi2 = _mm512_max_ps(hi2, c), lo3 = _mm512_min_ps(lo3, d), hi3 = _mm512_max_ps(hi3, d);
-    }
-    for (; k < K; k += 16) {
+    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+    for (size_t k = 0; k < K; k += 16) {
         const __mmask16 m = K - k >= 16 ? 0xFFFF : (__mmask16)((1u << (K - k)) - 1);
         const __m512 v = _mm512_maskz_loadu_ps(m, x + k); /* masked lanes read 0, inside the range */
-        lo0 = _mm512_min_ps(lo0, v), hi0 = _mm512_max_ps(hi0, v);
+        lo = _mm512_min_ps(lo, v), hi = _mm512_max_ps(hi, v);
     }
-    lo0 = _mm512_min_ps(_mm512_min_ps(lo0, lo1), _mm512_min_ps(lo2, lo3));
-    hi0 = _mm512_max_ps(_mm512_max_ps(hi0, hi1), _mm512_max_ps(hi2, hi3));
-    *mn = _mm512_reduce_min_ps(lo0), *mx = _mm512_reduce_max_ps(hi0);
+    *mn = _mm512_reduce_min_ps(lo), *mx = _mm512_reduce_max_ps(hi);
 }
 
 #ifdef SPLADE_HAVE_DNNL /* (the epilogue of the oneDNN units) */
-/* 16 lanes of d[j] (+)= (a[j] - zp * cs[j]) * (sr * ws[j]) + b[j] (lanes m) */
-#define DEQUANT16(m)                                                                                              \
-    do {                                                                                                               \
-        const __m512i v = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, a + j),                                         \
-                                           _mm512_mullo_epi32(vz, _mm512_maskz_loadu_epi32(m, cs + j)));               \
-        __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(m, ws + j))), \
-                                 _mm512_maskz_loadu_ps(m, b + j));                                                     \
-        if (accum)                                                                                                     \
-            y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, d + j));                                                     \
-        _mm512_mask_storeu_ps(d + j, m, y);                                                                            \
-    } while (0)
-
-/* d[j] (+)= (a[j] - zp * cs[j]) * (sr * ws[j]) + b[j], j < P: full groups of 16 unmasked, then the tail */
-__attribute__((target("avx512f"))) static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws,
-                                                                  const float *b, float sr, int32_t zp, float *d,
-                                                                  int32_t P, int accum)
+/* d[j] (+)= (a[j] - zp * cs[j]) * (sr * ws[j]) + b[j], j < P; next (or NULL): a later row of the
+ * destination, whose lines are requested for writing meanwhile (the rows are P floats at a stride of
+ * N: short runs the hardware prefetcher does not start on, and the stores waited on them). */
+__attribute__((target("avx512f,prfchw"))) static void dequant_row_avx512(const int32_t *a, const int32_t *cs,
+                                                                         const float *ws, const float *b, float sr,
+                                                                         int32_t zp, float *d, int32_t P, int accum,
+                                                                         const float *next)
 {
     const __m512i vz = _mm512_set1_epi32(zp);
     const __m512 vs = _mm512_set1_ps(sr);
-    int32_t j = 0;
-    for (; j + 16 <= P; j += 16)
-        DEQUANT16(0xFFFF);
-    if (j < P)
-        DEQUANT16((__mmask16)((1u << (P - j)) - 1));
+    for (int32_t j = 0; j < P; j += 16) {
+        if (next)
+            __builtin_prefetch(next + j, 1, 3);
+        const __mmask16 m = P - j >= 16 ? 0xFFFF : (__mmask16)((1u << (P - j)) - 1);
+        const __m512i v = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, a + j),
+                                           _mm512_mullo_epi32(vz, _mm512_maskz_loadu_epi32(m, cs + j)));
+        __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(m, ws + j))),
+                                 _mm512_maskz_loadu_ps(m, b + j));
+        if (accum)
+            y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, d + j));
+        _mm512_mask_storeu_ps(d + j, m, y);
+    }
 }
 #endif
 
@@ -123,9 +111,9 @@ static int has_avx512(void) { return 0; }
 static void min_max_avx512(const float *x, size_t K, float *mn, float *mx) { (void)x, (void)K, (void)mn, (void)mx; }
 #ifdef SPLADE_HAVE_DNNL
 static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws, const float *b, float sr,
-                               int32_t zp, float *d, int32_t P, int accum)
+                               int32_t zp, float *d, int32_t P, int accum, const float *next)
 {
-    (void)a, (void)cs, (void)ws, (void)b, (void)sr, (void)zp, (void)d, (void)P, (void)accum;
+    (void)a, (void)cs, (void)ws, (void)b, (void)sr, (void)zp, (void)d, (void)P, (void)accum, (void)next;
 }
 #endif
 static void quantize_avx512(const float *x, int32_t K, float inv, int32_t zp, uint8_t *q)
@@ -325,6 +313,8 @@ int32_t splade_q8_panels(const splade_q8_linear *l) { return l->n_panels; }
 
 static dnnl_primitive_desc_t key_pd(const splade_dnnl_key *k) { return make_pd(k->rows, k->K, k->P, k->w_md); }
 
+enum { AHEAD = 2 }; /* rows: how far ahead dequant_row_avx512 requests its destination lines */
+
 /* acc (s32 [rows][P]) -> dst: scale_r * scale_n * (acc - zp_r * colsum_n) + b_n, then the flags. */
 static void dequant(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r0, int32_t rows, int32_t c0,
                     int32_t P, const int32_t *acc, float *dst, int32_t ldd, int flags)
@@ -337,7 +327,8 @@ static void dequant(const splade_q8_linear *l, const splade_q8_rows *A, int32_t 
         const int32_t *a = acc + (size_t)i * P;
         float *d = dst + (size_t)i * ldd;
         if (has_avx512())
-            dequant_row_avx512(a, cs, ws, b, sr, zp, d, P, flags & SPLADE_DNNL_ACCUM);
+            dequant_row_avx512(a, cs, ws, b, sr, zp, d, P, flags & SPLADE_DNNL_ACCUM,
+                               i + AHEAD < rows ? d + (size_t)AHEAD * ldd : NULL);
         else if (flags & SPLADE_DNNL_ACCUM)
             for (int32_t j = 0; j < P; j++)
                 d[j] += (float)(a[j] - zp * cs[j]) * (sr * ws[j]) + b[j];
