@@ -86,6 +86,48 @@ static void test_quantize_rows(void **state)
     }
 }
 
+/* The bytes, scales and zero points equal a scalar reference computed here, for row lengths around
+ * the vector kernels' blocks (16 lanes, 64 per unrolled step: tails of every size) with the row's
+ * extremes placed in each position class (first block, each unrolled lane group, the tail). */
+static void test_quantize_lengths(void **state)
+{
+    (void)state;
+    static const int Ks[] = {1, 15, 16, 17, 48, 63, 64, 65, 79, 127, 128, 200, 768, 3077};
+    uint64_t s = 11;
+    for (size_t i = 0; i < sizeof Ks / sizeof *Ks; i++) {
+        const int K = Ks[i];
+        for (int place = 0; place < 7; place++) {
+            float *x = malloc(sizeof(float) * K);
+            uint8_t *q = malloc(K);
+            float scale;
+            int32_t zp;
+            splade_q8_rows a = {q, &scale, &zp};
+            for (int k = 0; k < K; k++)
+                x[k] = 3.0f * urand(&s) + (place == 6 ? 5.0f : 0.0f); /* place 6: all positive */
+            /* the extremes in each 16-lane group of the unrolled step, the middle and the tail */
+            static const int lane_at[] = {0, 17, 34, 51};
+            const int at = place < 4 ? lane_at[place] % K : place == 4 ? K / 2 : K - 1;
+            x[at] = place == 6 ? 40.0f : -40.0f, x[(at + 16) % K] = place == 6 ? 0.5f : 25.0f;
+            splade_q8_quantize(x, 0, 1, K, &a);
+            float mn = 0.0f, mx = 0.0f;
+            for (int k = 0; k < K; k++)
+                mn = fminf(mn, x[k]), mx = fmaxf(mx, x[k]);
+            float sr = (mx - mn) / 255.0f;
+            sr = sr > 0.0f ? sr : 1.0f;
+            const float inv = 1.0f / sr;
+            int32_t z = (int32_t)nearbyintf(-mn * inv);
+            z = z < 0 ? 0 : z > 255 ? 255 : z;
+            assert_true(scale == sr);
+            assert_int_equal(zp, z);
+            for (int k = 0; k < K; k++) {
+                int32_t v = (int32_t)nearbyintf(x[k] * inv) + z;
+                assert_int_equal(q[k], v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+            free(x), free(q);
+        }
+    }
+}
+
 /* One int8 Linear (N 300: two full panels and a 44-column tail; K 96; M 140: a full 128-row block and
  * a short one) against the fp32 product of the same inputs, plain, onto a residual, and with GELU.
  * The bound: per-channel weight steps and per-row activation steps, summed over K. */
@@ -234,6 +276,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantize_rows),
+        cmocka_unit_test(test_quantize_lengths),
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_random_model),
         cmocka_unit_test(test_threads_identical),

@@ -74,14 +74,19 @@ __attribute__((target("avx512f"))) static void min_max_avx512(const float *x, si
 }
 
 #ifdef SPLADE_HAVE_DNNL /* (the epilogue of the oneDNN units) */
-/* d[j] (+)= (a[j] - zp * cs[j]) * (sr * ws[j]) + b[j], j < P */
-__attribute__((target("avx512f"))) static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws,
-                                                                  const float *b, float sr, int32_t zp, float *d,
-                                                                  int32_t P, int accum)
+/* d[j] (+)= (a[j] - zp * cs[j]) * (sr * ws[j]) + b[j], j < P; next (or NULL): a later row of the
+ * destination, whose lines are requested for writing meanwhile (the rows are P floats at a stride of
+ * N: short runs the hardware prefetcher does not start on, and the stores waited on them). */
+__attribute__((target("avx512f,prfchw"))) static void dequant_row_avx512(const int32_t *a, const int32_t *cs,
+                                                                         const float *ws, const float *b, float sr,
+                                                                         int32_t zp, float *d, int32_t P, int accum,
+                                                                         const float *next)
 {
     const __m512i vz = _mm512_set1_epi32(zp);
     const __m512 vs = _mm512_set1_ps(sr);
     for (int32_t j = 0; j < P; j += 16) {
+        if (next)
+            __builtin_prefetch(next + j, 1, 3);
         const __mmask16 m = P - j >= 16 ? 0xFFFF : (__mmask16)((1u << (P - j)) - 1);
         const __m512i v = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, a + j),
                                            _mm512_mullo_epi32(vz, _mm512_maskz_loadu_epi32(m, cs + j)));
@@ -106,9 +111,9 @@ static int has_avx512(void) { return 0; }
 static void min_max_avx512(const float *x, size_t K, float *mn, float *mx) { (void)x, (void)K, (void)mn, (void)mx; }
 #ifdef SPLADE_HAVE_DNNL
 static void dequant_row_avx512(const int32_t *a, const int32_t *cs, const float *ws, const float *b, float sr,
-                               int32_t zp, float *d, int32_t P, int accum)
+                               int32_t zp, float *d, int32_t P, int accum, const float *next)
 {
-    (void)a, (void)cs, (void)ws, (void)b, (void)sr, (void)zp, (void)d, (void)P, (void)accum;
+    (void)a, (void)cs, (void)ws, (void)b, (void)sr, (void)zp, (void)d, (void)P, (void)accum, (void)next;
 }
 #endif
 static void quantize_avx512(const float *x, int32_t K, float inv, int32_t zp, uint8_t *q)
@@ -308,6 +313,8 @@ int32_t splade_q8_panels(const splade_q8_linear *l) { return l->n_panels; }
 
 static dnnl_primitive_desc_t key_pd(const splade_dnnl_key *k) { return make_pd(k->rows, k->K, k->P, k->w_md); }
 
+enum { AHEAD = 2 }; /* rows: how far ahead dequant_row_avx512 requests its destination lines */
+
 /* acc (s32 [rows][P]) -> dst: scale_r * scale_n * (acc - zp_r * colsum_n) + b_n, then the flags. */
 static void dequant(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r0, int32_t rows, int32_t c0,
                     int32_t P, const int32_t *acc, float *dst, int32_t ldd, int flags)
@@ -320,7 +327,8 @@ static void dequant(const splade_q8_linear *l, const splade_q8_rows *A, int32_t 
         const int32_t *a = acc + (size_t)i * P;
         float *d = dst + (size_t)i * ldd;
         if (has_avx512())
-            dequant_row_avx512(a, cs, ws, b, sr, zp, d, P, flags & SPLADE_DNNL_ACCUM);
+            dequant_row_avx512(a, cs, ws, b, sr, zp, d, P, flags & SPLADE_DNNL_ACCUM,
+                               i + AHEAD < rows ? d + (size_t)AHEAD * ldd : NULL);
         else if (flags & SPLADE_DNNL_ACCUM)
             for (int32_t j = 0; j < P; j++)
                 d[j] += (float)(a[j] - zp * cs[j]) * (sr * ws[j]) + b[j];
