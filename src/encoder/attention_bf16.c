@@ -52,19 +52,13 @@ int splade_attention_bf16_usable(int32_t L)
  * (strides 1, dh), and V read as it is [Lp, dh]. */
 static const dnnl_memory_desc_t kt_layout, v_layout;
 
-static int md(dnnl_memory_desc_t *d, int64_t r, int64_t c, dnnl_data_type_t dt, int64_t sr, int64_t sc)
-{
-    dnnl_dims_t dims = {r, c}, strides = {sr, sc};
-    return dnnl_memory_desc_init_by_strides(d, 2, dims, dt, strides) == dnnl_success ? 0 : -1;
-}
-
 /* rows x K (bf16, dense) times K x P (bf16, the key's layout) into rows x P (fp32, dense). */
 static dnnl_primitive_desc_t make_pd(const splade_dnnl_key *k)
 {
     dnnl_memory_desc_t a, w, c;
     const int kt = k->w_md == &kt_layout;
-    if (md(&a, k->rows, k->K, dnnl_bf16, k->K, 1) || md(&c, k->rows, k->P, dnnl_f32, k->ldc, 1) ||
-        (kt ? md(&w, k->K, k->P, dnnl_bf16, 1, k->K) : md(&w, k->K, k->P, dnnl_bf16, k->P, 1)))
+    if (splade_dnnl_md(&a, k->rows, k->K, dnnl_bf16, k->K, 1) || splade_dnnl_md(&c, k->rows, k->P, dnnl_f32, k->ldc, 1) ||
+        (kt ? splade_dnnl_md(&w, k->K, k->P, dnnl_bf16, 1, k->K) : splade_dnnl_md(&w, k->K, k->P, dnnl_bf16, k->P, 1)))
         return NULL;
     dnnl_matmul_desc_t d;
     if (dnnl_matmul_desc_init(&d, &a, &w, NULL, &c) != dnnl_success)

@@ -21,6 +21,12 @@ static void make_engine(void)
     }
 }
 
+int splade_dnnl_md(dnnl_memory_desc_t *d, int64_t r, int64_t c, dnnl_data_type_t dt, int64_t sr, int64_t sc)
+{
+    dnnl_dims_t dims = {r, c}, strides = {sr, sc};
+    return dnnl_memory_desc_init_by_strides(d, 2, dims, dt, strides) == dnnl_success ? 0 : -1;
+}
+
 dnnl_engine_t splade_dnnl_engine(void)
 {
     pthread_once(&engine_once, make_engine);

@@ -12,6 +12,9 @@
 #include <oneapi/dnnl/dnnl.h> /* the path the Makefile tests for oneDNN */
 #include <stdint.h>
 
+/* A 2-D memory descriptor: r x c elements of dt with strides (sr, sc); 0, or -1 when oneDNN refuses. */
+int splade_dnnl_md(dnnl_memory_desc_t *d, int64_t r, int64_t c, dnnl_data_type_t dt, int64_t sr, int64_t sc);
+
 /* The process's CPU engine, made on first call; NULL when oneDNN has none (the reason is then in
  * splade_error_detail() of the thread that asked first). */
 dnnl_engine_t splade_dnnl_engine(void);

@@ -15,13 +15,11 @@
 
 #ifdef SPLADE_HAVE_DNNL
 #include "encoder/dnnl_cache.h"
+#include "encoder/dnnl_weights.h"
 
 struct splade_dnnl_linear {
-    int32_t N, K, n_panels;
-    dnnl_memory_desc_t w_md;  /* the blocked layout of one full panel (a narrower last panel has its own) */
-    dnnl_memory_desc_t w_md_last;
-    dnnl_memory_t *w_mem;     /* per panel: the reordered bf16 weights (oneDNN-owned) */
-    float *bias;              /* [N] */
+    splade_dnnl_weights w; /* the bf16 weights in the AMX kernel's blocked layout, per panel */
+    float *bias;           /* [N] */
 };
 
 int splade_dnnl_bf16_check(void)
@@ -37,12 +35,6 @@ int splade_dnnl_bf16_check(void)
     return splade_dnnl_engine() ? SPLADE_OK : SPLADE_ERR_UNSUPPORTED;
 }
 
-static int md2(dnnl_memory_desc_t *md, int64_t r, int64_t c, dnnl_data_type_t dt, int64_t ld)
-{
-    dnnl_dims_t dims = {r, c}, strides = {ld, 1};
-    return dnnl_memory_desc_init_by_strides(md, 2, dims, dt, strides) == dnnl_success ? 0 : -1;
-}
-
 /* The matmul primitive descriptor for rows x K times K x P plus bias (weights in w_md, or "any"
  * when NULL); no post-ops (splade_dnnl_unit applies them). */
 /* Sentinel weight layout: fp32 activations, and fp32 weights read in place from nn.Linear's
@@ -53,12 +45,13 @@ static const dnnl_memory_desc_t plain_f32;
 static dnnl_primitive_desc_t make_pd(int32_t rows, int32_t K, int32_t P, int32_t ldc, const dnnl_memory_desc_t *w_md)
 {
     dnnl_memory_desc_t a, w, b, c;
-    dnnl_dims_t wd = {K, P}, ws = {1, K};
+    dnnl_dims_t wd = {K, P};
     const int f32 = w_md == &plain_f32;
-    if (md2(&a, rows, K, f32 ? dnnl_f32 : dnnl_bf16, K) || md2(&b, 1, P, dnnl_f32, P) || md2(&c, rows, P, dnnl_f32, ldc))
+    if (splade_dnnl_md(&a, rows, K, f32 ? dnnl_f32 : dnnl_bf16, K, 1) || splade_dnnl_md(&b, 1, P, dnnl_f32, P, 1) ||
+        splade_dnnl_md(&c, rows, P, dnnl_f32, ldc, 1))
         return NULL;
     if (f32) {
-        if (dnnl_memory_desc_init_by_strides(&w, 2, wd, dnnl_f32, ws) != dnnl_success)
+        if (splade_dnnl_md(&w, K, P, dnnl_f32, 1, K))
             return NULL;
     } else if (w_md)
         w = *w_md;
@@ -73,54 +66,8 @@ static dnnl_primitive_desc_t make_pd(int32_t rows, int32_t K, int32_t P, int32_t
     return pd;
 }
 
-static int32_t panel_width(const splade_dnnl_linear *l, int32_t p)
-{
-    int32_t c0 = p * SPLADE_DNNL_PANEL;
-    return l->N - c0 < SPLADE_DNNL_PANEL ? l->N - c0 : SPLADE_DNNL_PANEL;
-}
-
-/* Reorders panel p of W (fp32 [N, K] row-major, i.e. K x P with strides (1, K)) into bf16 md. */
-static int reorder_panel(splade_dnnl_linear *l, const float *W, int32_t p, const dnnl_memory_desc_t *md)
-{
-    const int32_t P = panel_width(l, p);
-    dnnl_engine_t engine = splade_dnnl_engine();
-    dnnl_memory_desc_t src;
-    dnnl_dims_t dims = {l->K, P}, strides = {1, l->K};
-    dnnl_memory_t from = NULL;
-    dnnl_primitive_desc_t rpd = NULL;
-    dnnl_primitive_t r = NULL;
-    dnnl_stream_t s = NULL;
-    int ok = dnnl_memory_desc_init_by_strides(&src, 2, dims, dnnl_f32, strides) == dnnl_success &&
-             dnnl_memory_create(&from, &src, engine, (void *)(W + (size_t)p * SPLADE_DNNL_PANEL * l->K)) == dnnl_success &&
-             dnnl_memory_create(&l->w_mem[p], md, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
-             dnnl_reorder_primitive_desc_create(&rpd, &src, engine, md, engine, NULL) == dnnl_success &&
-             dnnl_primitive_create(&r, rpd) == dnnl_success &&
-             dnnl_stream_create(&s, engine, dnnl_stream_default_flags) == dnnl_success;
-    if (ok) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, l->w_mem[p]}};
-        ok = dnnl_primitive_execute(r, s, 2, args) == dnnl_success && dnnl_stream_wait(s) == dnnl_success;
-    }
-    if (s)
-        dnnl_stream_destroy(s);
-    if (r)
-        dnnl_primitive_destroy(r);
-    if (rpd)
-        dnnl_primitive_desc_destroy(rpd);
-    if (from)
-        dnnl_memory_destroy(from);
-    return ok ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "oneDNN: reordering a %d x %d weight panel", (int)P, (int)l->K);
-}
-
-/* The weights' layout for panels of width P: what the kernel picks for a full row block. */
-static int pick_layout(int32_t K, int32_t P, dnnl_memory_desc_t *md)
-{
-    dnnl_primitive_desc_t pd = make_pd(SPLADE_DNNL_ROWS, K, P, P, NULL);
-    if (!pd)
-        return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: no bf16 matmul for K=%d N=%d", (int)K, (int)P);
-    *md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dnnl_primitive_desc_destroy(pd);
-    return SPLADE_OK;
-}
+/* The layout the bf16 kernel picks for a full row block (dnnl_weights.h). */
+static dnnl_primitive_desc_t layout_pd(int32_t K, int32_t P) { return make_pd(SPLADE_DNNL_ROWS, K, P, P, NULL); }
 
 int splade_dnnl_linear_create(const float *W, const float *bias, int32_t N, int32_t K, splade_dnnl_linear **out)
 {
@@ -128,26 +75,18 @@ int splade_dnnl_linear_create(const float *W, const float *bias, int32_t N, int3
     if (!splade_dnnl_engine())
         return SPLADE_ERR_UNSUPPORTED;
     splade_dnnl_linear *l = calloc(1, sizeof *l);
-    if (!l)
-        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN linear");
-    l->N = N, l->K = K, l->n_panels = (N + SPLADE_DNNL_PANEL - 1) / SPLADE_DNNL_PANEL;
-    l->w_mem = calloc((size_t)l->n_panels, sizeof *l->w_mem);
-    l->bias = malloc((size_t)N * sizeof *l->bias);
-    if (!l->w_mem || !l->bias) {
-        splade_dnnl_linear_free(l);
+    if (!l || !(l->bias = malloc((size_t)N * sizeof *l->bias))) {
+        free(l);
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN linear");
     }
     memcpy(l->bias, bias, (size_t)N * sizeof *l->bias);
-    const int32_t last = panel_width(l, l->n_panels - 1);
-    int rc = pick_layout(K, N < SPLADE_DNNL_PANEL ? N : SPLADE_DNNL_PANEL, &l->w_md);
-    if (!rc)
-        rc = last == SPLADE_DNNL_PANEL ? (l->w_md_last = l->w_md, SPLADE_OK) : pick_layout(K, last, &l->w_md_last);
-    for (int32_t p = 0; !rc && p < l->n_panels; p++)
-        rc = reorder_panel(l, W, p, p == l->n_panels - 1 ? &l->w_md_last : &l->w_md);
-    if (rc)
-        splade_dnnl_linear_free(l);
-    else
+    int rc = splade_dnnl_weights_create(&l->w, W, dnnl_f32, sizeof *W, N, K, layout_pd, "bf16");
+    if (rc) {
+        free(l->bias);
+        free(l);
+    } else {
         *out = l;
+    }
     return rc;
 }
 
@@ -155,16 +94,13 @@ void splade_dnnl_linear_free(splade_dnnl_linear *l)
 {
     if (!l)
         return;
-    for (int32_t p = 0; l->w_mem && p < l->n_panels; p++)
-        if (l->w_mem[p])
-            dnnl_memory_destroy(l->w_mem[p]);
-    free(l->w_mem);
+    splade_dnnl_weights_free(&l->w);
     free(l->bias);
     free(l);
 }
 
-int32_t splade_dnnl_linear_n(const splade_dnnl_linear *l) { return l->N; }
-int32_t splade_dnnl_linear_k(const splade_dnnl_linear *l) { return l->K; }
+int32_t splade_dnnl_linear_n(const splade_dnnl_linear *l) { return l->w.N; }
+int32_t splade_dnnl_linear_k(const splade_dnnl_linear *l) { return l->w.K; }
 
 static dnnl_primitive_desc_t key_pd(const splade_dnnl_key *k) { return make_pd(k->rows, k->K, k->P, k->ldc, k->w_md); }
 
@@ -172,15 +108,12 @@ int splade_dnnl_unit_to(const splade_dnnl_linear *l, const uint16_t *A, int32_t 
                         int32_t ldd, int flags)
 {
     splade_dnnl_thread *t = splade_dnnl_thread_state();
-    const int32_t P = panel_width(l, p), c0 = p * SPLADE_DNNL_PANEL;
-    const splade_dnnl_key key = {SPLADE_DNNL_KIND_BF16, rows, l->K, P, ldd, flags,
-                                 p == l->n_panels - 1 ? &l->w_md_last : &l->w_md};
+    const int32_t P = splade_dnnl_weights_width(&l->w, p), c0 = p * SPLADE_DNNL_PANEL;
+    const splade_dnnl_key key = {SPLADE_DNNL_KIND_BF16, rows, l->w.K, P, ldd, flags, splade_dnnl_weights_md(&l->w, p)};
     splade_dnnl_prim *e = t ? splade_dnnl_prim_get(t, &key, key_pd) : NULL;
     if (!e)
-        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: bf16 matmul %d x %d x %d", (int)rows, (int)l->K, (int)P);
-    void *wh;
-    dnnl_memory_get_data_handle(l->w_mem[p], &wh);
-    if (splade_dnnl_prim_run(t, e, A, wh, l->bias + c0, dst))
+        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: bf16 matmul %d x %d x %d", (int)rows, (int)l->w.K, (int)P);
+    if (splade_dnnl_prim_run(t, e, A, splade_dnnl_weights_data(&l->w, p), l->bias + c0, dst))
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: bf16 matmul failed");
     return SPLADE_OK;
 }
@@ -194,8 +127,8 @@ int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0,
     splade_dnnl_thread *c = splade_dnnl_thread_state();
     if (!c)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN thread state");
-    const int32_t P = panel_width(l, p), c0 = p * SPLADE_DNNL_PANEL;
-    int rc = splade_dnnl_unit_to(l, A + (size_t)r0 * l->K, rows, p, c->tile, P, 0);
+    const int32_t P = splade_dnnl_weights_width(&l->w, p), c0 = p * SPLADE_DNNL_PANEL;
+    int rc = splade_dnnl_unit_to(l, A + (size_t)r0 * l->w.K, rows, p, c->tile, P, 0);
     for (int32_t i = 0; !rc && i < rows; i++) {
         float *dst = C + (size_t)(r0 + i) * ldc + c0;
         const float *t = c->tile + (size_t)i * P;
@@ -217,17 +150,18 @@ int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M,
 {
     const int32_t rb = M <= 64 ? M : SPLADE_DNNL_ROWS, n_rb = (M + rb - 1) / rb;
     int u0, u1;
-    splade_team_split(tid, nthreads, n_rb * l->n_panels, 1, &u0, &u1);
+    const int32_t np = l->w.n_panels;
+    splade_team_split(tid, nthreads, n_rb * np, 1, &u0, &u1);
     for (int u = u0; u < u1; u++) {
-        const int32_t r0 = u / l->n_panels * rb, rows = M - r0 < rb ? M - r0 : rb;
-        int rc = splade_dnnl_unit(l, A, r0, rows, u % l->n_panels, C, l->N, Cb, flags);
+        const int32_t r0 = u / np * rb, rows = M - r0 < rb ? M - r0 : rb;
+        int rc = splade_dnnl_unit(l, A, r0, rows, u % np, C, l->w.N, Cb, flags);
         if (rc)
             return rc;
     }
     return SPLADE_OK;
 }
 
-int32_t splade_dnnl_panels(const splade_dnnl_linear *l) { return l->n_panels; }
+int32_t splade_dnnl_panels(const splade_dnnl_linear *l) { return l->w.n_panels; }
 
 static pthread_once_t f32_once = PTHREAD_ONCE_INIT;
 static int f32_ok;

@@ -146,11 +146,10 @@ void splade_q8_quantize_tensor(const float *x, int32_t T, int32_t r0, int32_t r1
 
 #ifdef SPLADE_HAVE_DNNL
 #include "encoder/dnnl_cache.h"
+#include "encoder/dnnl_weights.h"
 
 struct splade_q8_linear {
-    int32_t N, K, n_panels;
-    dnnl_memory_desc_t w_md, w_md_last; /* blocked s8 layouts of a full panel and of the last */
-    dnnl_memory_t *w_mem;               /* per panel (oneDNN-owned) */
+    splade_dnnl_weights w;              /* the s8 weights in the int8 kernel's blocked layout, per panel */
     float *bias, *w_scale;              /* [N] */
     int32_t *colsum;                    /* [N]: sum over k of the s8 weights (the zero point's term) */
 };
@@ -169,18 +168,12 @@ int splade_dnnl_int8_check(void)
     return splade_dnnl_engine() ? SPLADE_OK : SPLADE_ERR_UNSUPPORTED;
 }
 
-static int md2(dnnl_memory_desc_t *md, int64_t r, int64_t c, dnnl_data_type_t dt, int64_t ld)
-{
-    dnnl_dims_t dims = {r, c}, strides = {ld, 1};
-    return dnnl_memory_desc_init_by_strides(md, 2, dims, dt, strides) == dnnl_success ? 0 : -1;
-}
-
 /* u8 [rows, K] x s8 [K, P] (layout w_md, or "any" when NULL) -> s32 [rows, P], dense. */
 static dnnl_primitive_desc_t make_pd(int32_t rows, int32_t K, int32_t P, const dnnl_memory_desc_t *w_md)
 {
     dnnl_memory_desc_t a, w, c;
     dnnl_dims_t wd = {K, P};
-    if (md2(&a, rows, K, dnnl_u8, K) || md2(&c, rows, P, dnnl_s32, P))
+    if (splade_dnnl_md(&a, rows, K, dnnl_u8, K, 1) || splade_dnnl_md(&c, rows, P, dnnl_s32, P, 1))
         return NULL;
     if (w_md)
         w = *w_md;
@@ -194,51 +187,8 @@ static dnnl_primitive_desc_t make_pd(int32_t rows, int32_t K, int32_t P, const d
     return pd;
 }
 
-static int32_t panel_width(const splade_q8_linear *l, int32_t p)
-{
-    int32_t c0 = p * SPLADE_DNNL_PANEL;
-    return l->N - c0 < SPLADE_DNNL_PANEL ? l->N - c0 : SPLADE_DNNL_PANEL;
-}
-
-static int pick_layout(int32_t K, int32_t P, dnnl_memory_desc_t *md)
-{
-    dnnl_primitive_desc_t pd = make_pd(SPLADE_DNNL_ROWS, K, P, NULL);
-    if (!pd)
-        return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: no int8 matmul for K=%d N=%d", (int)K, (int)P);
-    *md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dnnl_primitive_desc_destroy(pd);
-    return SPLADE_OK;
-}
-
-/* Panel p of the plain s8 weights Wq ([N, K] row-major: K x P with strides (1, K)) into md. */
-static int reorder_panel(splade_q8_linear *l, const int8_t *Wq, int32_t p, const dnnl_memory_desc_t *md)
-{
-    const int32_t P = panel_width(l, p);
-    dnnl_engine_t eng = splade_dnnl_engine();
-    dnnl_memory_desc_t src;
-    dnnl_dims_t dims = {l->K, P}, strides = {1, l->K};
-    dnnl_memory_t from = NULL;
-    dnnl_primitive_desc_t rpd = NULL;
-    dnnl_primitive_t r = NULL;
-    splade_dnnl_thread *t = splade_dnnl_thread_state();
-    dnnl_stream_t s = t ? t->stream : NULL;
-    int ok = s && dnnl_memory_desc_init_by_strides(&src, 2, dims, dnnl_s8, strides) == dnnl_success &&
-             dnnl_memory_create(&from, &src, eng, (void *)(Wq + (size_t)p * SPLADE_DNNL_PANEL * l->K)) == dnnl_success &&
-             dnnl_memory_create(&l->w_mem[p], md, eng, DNNL_MEMORY_ALLOCATE) == dnnl_success &&
-             dnnl_reorder_primitive_desc_create(&rpd, &src, eng, md, eng, NULL) == dnnl_success &&
-             dnnl_primitive_create(&r, rpd) == dnnl_success;
-    if (ok) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, l->w_mem[p]}};
-        ok = dnnl_primitive_execute(r, s, 2, args) == dnnl_success && dnnl_stream_wait(s) == dnnl_success;
-    }
-    if (r)
-        dnnl_primitive_destroy(r);
-    if (rpd)
-        dnnl_primitive_desc_destroy(rpd);
-    if (from)
-        dnnl_memory_destroy(from);
-    return ok ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "oneDNN: reordering a %d x %d int8 panel", (int)P, (int)l->K);
-}
+/* The layout the int8 kernel picks for a full row block (dnnl_weights.h). */
+static dnnl_primitive_desc_t layout_pd(int32_t K, int32_t P) { return make_pd(SPLADE_DNNL_ROWS, K, P, NULL); }
 
 /* Per output channel: symmetric s8 with scale max|W[n,:]| / 127 (an all-zero row: scale 1). */
 static void quantize_weights(const float *W, int32_t N, int32_t K, int8_t *q, float *scale, int32_t *colsum)
@@ -268,27 +218,18 @@ int splade_q8_linear_create(const float *W, const float *bias, int32_t N, int32_
         return rc;
     splade_q8_linear *l = calloc(1, sizeof *l);
     int8_t *Wq = malloc((size_t)N * K);
-    if (!l || !Wq) {
-        free(l), free(Wq);
-        return splade_fail(SPLADE_ERR_NOMEM, "int8 linear %d x %d", (int)N, (int)K);
+    if (l) {
+        l->bias = malloc((size_t)N * sizeof *l->bias);
+        l->w_scale = malloc((size_t)N * sizeof *l->w_scale);
+        l->colsum = malloc((size_t)N * sizeof *l->colsum);
     }
-    l->N = N, l->K = K, l->n_panels = (N + SPLADE_DNNL_PANEL - 1) / SPLADE_DNNL_PANEL;
-    l->w_mem = calloc((size_t)l->n_panels, sizeof *l->w_mem);
-    l->bias = malloc((size_t)N * sizeof *l->bias);
-    l->w_scale = malloc((size_t)N * sizeof *l->w_scale);
-    l->colsum = malloc((size_t)N * sizeof *l->colsum);
-    if (!l->w_mem || !l->bias || !l->w_scale || !l->colsum)
+    if (!l || !Wq || !l->bias || !l->w_scale || !l->colsum)
         rc = splade_fail(SPLADE_ERR_NOMEM, "int8 linear %d x %d", (int)N, (int)K);
     if (!rc) {
         memcpy(l->bias, bias, (size_t)N * sizeof *l->bias);
         quantize_weights(W, N, K, Wq, l->w_scale, l->colsum);
-        const int32_t last = panel_width(l, l->n_panels - 1);
-        rc = pick_layout(K, N < SPLADE_DNNL_PANEL ? N : SPLADE_DNNL_PANEL, &l->w_md);
-        if (!rc)
-            rc = last == SPLADE_DNNL_PANEL ? (l->w_md_last = l->w_md, SPLADE_OK) : pick_layout(K, last, &l->w_md_last);
+        rc = splade_dnnl_weights_create(&l->w, Wq, dnnl_s8, sizeof *Wq, N, K, layout_pd, "int8");
     }
-    for (int32_t p = 0; !rc && p < l->n_panels; p++)
-        rc = reorder_panel(l, Wq, p, p == l->n_panels - 1 ? &l->w_md_last : &l->w_md);
     free(Wq);
     if (rc)
         splade_q8_linear_free(l);
@@ -301,15 +242,13 @@ void splade_q8_linear_free(splade_q8_linear *l)
 {
     if (!l)
         return;
-    for (int32_t p = 0; l->w_mem && p < l->n_panels; p++)
-        if (l->w_mem[p])
-            dnnl_memory_destroy(l->w_mem[p]);
-    free(l->w_mem), free(l->bias), free(l->w_scale), free(l->colsum);
+    splade_dnnl_weights_free(&l->w);
+    free(l->bias), free(l->w_scale), free(l->colsum);
     free(l);
 }
 
-int32_t splade_q8_linear_n(const splade_q8_linear *l) { return l->N; }
-int32_t splade_q8_panels(const splade_q8_linear *l) { return l->n_panels; }
+int32_t splade_q8_linear_n(const splade_q8_linear *l) { return l->w.N; }
+int32_t splade_q8_panels(const splade_q8_linear *l) { return l->w.n_panels; }
 
 static dnnl_primitive_desc_t key_pd(const splade_dnnl_key *k) { return make_pd(k->rows, k->K, k->P, k->w_md); }
 
@@ -344,15 +283,13 @@ int splade_q8_unit(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r
                    float *dst, int32_t ldd, int flags)
 {
     splade_dnnl_thread *t = splade_dnnl_thread_state();
-    const int32_t P = panel_width(l, p);
-    const splade_dnnl_key key = {SPLADE_DNNL_KIND_S8, rows, l->K, P, P /* the dense tile */, 0,
-                                 p == l->n_panels - 1 ? &l->w_md_last : &l->w_md};
+    const int32_t P = splade_dnnl_weights_width(&l->w, p), K = l->w.K;
+    const splade_dnnl_key key = {SPLADE_DNNL_KIND_S8, rows, K, P, P /* the dense tile */, 0,
+                                 splade_dnnl_weights_md(&l->w, p)};
     splade_dnnl_prim *e = t ? splade_dnnl_prim_get(t, &key, key_pd) : NULL;
     if (!e)
-        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: int8 matmul %d x %d x %d", (int)rows, (int)l->K, (int)P);
-    void *wh;
-    dnnl_memory_get_data_handle(l->w_mem[p], &wh);
-    if (splade_dnnl_prim_run(t, e, A->q + (size_t)r0 * l->K, wh, NULL, t->tile_s32))
+        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN: int8 matmul %d x %d x %d", (int)rows, (int)K, (int)P);
+    if (splade_dnnl_prim_run(t, e, A->q + (size_t)r0 * K, splade_dnnl_weights_data(&l->w, p), NULL, t->tile_s32))
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "oneDNN: int8 matmul failed");
     dequant(l, A, r0, rows, p * SPLADE_DNNL_PANEL, P, t->tile_s32, dst, ldd, flags);
     return SPLADE_OK;
