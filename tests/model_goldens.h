@@ -1,7 +1,7 @@
 /* The pieces tests/test_models.c and tests/test_models_real.c share to check a model folder against
  * its goldens (tests/golden_vectors.h, written by tools/make_model_goldens.py / make_real_goldens.py):
  * the folder is the one the goldens were made from, a CPU encoder, and the largest difference over all
- * rows (a term on one side only fails). Header-only; needs cmocka included first. */
+ * rows (a term on one side only fails), and a tokens golden. Header-only; needs cmocka included first. */
 #ifndef SPLADE_TEST_MODEL_GOLDENS_H
 #define SPLADE_TEST_MODEL_GOLDENS_H
 
@@ -10,6 +10,8 @@
 #include "golden_vectors.h"
 #include "splade.h"
 #include "splade/encoder.h"
+#include "splade/model.h"
+#include "splade/tokenizer.h"
 
 /* Fails unless dir (or its sentence-transformers document module) hashes to the goldens' sha256. */
 static void mg_check_sha(const char *dir, const gv_file *gf, const char *golden)
@@ -45,6 +47,37 @@ static double mg_worst(const gv_file *gf, splade_sparse *v, double tol)
         splade_sparse_free(&v[i]);
     }
     return worst;
+}
+
+/* Every text of a tokens golden (a JSONL of {text, ids} after a header line) through the model's
+ * tokenizer (512 pieces): HF's ids; counts ids past 16 bits into *high (may be NULL). Returns the texts. */
+static int mg_check_tokens(const splade_model *m, const char *golden, int *high)
+{
+    FILE *f = fopen(golden, "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    int32_t ids[512], n, texts = 0;
+    for (int first = 1; getline(&line, &cap, f) > 0; first = 0) {
+        if (first)
+            continue;
+        json_t *r = json_loads(line, 0, NULL);
+        assert_non_null(r);
+        const char *t = json_string_value(json_object_get(r, "text"));
+        int32_t nw, *want = gv_ints(json_object_get(r, "ids"), &nw);
+        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), t, strlen(t), 512, ids, &n), SPLADE_OK);
+        if (n != nw || memcmp(ids, want, (size_t)n * sizeof *ids))
+            fail_msg("%s: tokens differ from HF's for \"%.60s\" (%d here, %d there)", golden, t, n, nw);
+        for (int32_t i = 0; high && i < n; i++)
+            *high += ids[i] > 65535;
+        free(want);
+        json_decref(r);
+        texts++;
+    }
+    free(line);
+    fclose(f);
+    printf("  %s: %d texts, ids equal to HF's\n", golden, texts);
+    return texts;
 }
 
 #endif

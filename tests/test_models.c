@@ -208,27 +208,7 @@ static void test_multilingual(void **s)
     splade_model *m;
     assert_int_equal(splade_model_load(c.model_dir, &m), SPLADE_OK);
     /* more texts, tokens only (SciFact documents and queries, the multilingual set): HF's ids */
-    FILE *f = fopen("tests/data/models/rand-multi-tokens.jsonl", "r");
-    assert_non_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    int32_t ids[512], n, texts = 0;
-    for (int first = 1; getline(&line, &cap, f) > 0; first = 0) {
-        if (first)
-            continue;
-        json_t *r = json_loads(line, 0, NULL);
-        const char *t = json_string_value(json_object_get(r, "text"));
-        int32_t nw, *want = gv_ints(json_object_get(r, "ids"), &nw);
-        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), t, strlen(t), 512, ids, &n), SPLADE_OK);
-        if (n != nw || memcmp(ids, want, (size_t)n * sizeof *ids))
-            fail_msg("tokens differ from HF's for \"%.60s\"", t);
-        free(want);
-        json_decref(r);
-        texts++;
-    }
-    free(line);
-    fclose(f);
-    printf("  rand-multi-tokens.jsonl: %d texts, ids equal to HF's\n", (int)texts);
+    const int texts = mg_check_tokens(m, "tests/data/models/rand-multi-tokens.jsonl", NULL);
     assert_true(texts > 300);
     assert_int_equal(splade_model_config(m)->vocab_size, 105879);
     assert_int_equal(splade_tokenizer_vocab_size(splade_model_tokenizer(m)), 105879);

@@ -63,36 +63,6 @@ static int with_real_files(const char *src, const char *tok, char *dir, size_t n
     return 1;
 }
 
-/* Every text of a tokens golden through the model's tokenizer (512 pieces): HF's ids. */
-static int check_tokens(const splade_model *m, const char *golden, int *high)
-{
-    FILE *f = fopen(golden, "r");
-    assert_non_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    int32_t ids[512], n, texts = 0;
-    for (int first = 1; getline(&line, &cap, f) > 0; first = 0) {
-        if (first)
-            continue;
-        json_t *r = json_loads(line, 0, NULL);
-        assert_non_null(r);
-        const char *t = json_string_value(json_object_get(r, "text"));
-        int32_t nw, *want = gv_ints(json_object_get(r, "ids"), &nw);
-        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), t, strlen(t), 512, ids, &n), SPLADE_OK);
-        if (n != nw || memcmp(ids, want, (size_t)n * sizeof *ids))
-            fail_msg("%s: tokens differ from HF's for \"%.60s\" (%d here, %d there)", golden, t, n, nw);
-        for (int32_t i = 0; high && i < n; i++)
-            *high += ids[i] > 65535;
-        free(want);
-        json_decref(r);
-        texts++;
-    }
-    free(line);
-    fclose(f);
-    printf("  %s: %d texts, ids equal to HF's\n", golden, texts);
-    return texts;
-}
-
 static gv_file golden_for(const char *dir, const char *golden)
 {
     gv_file gf;
@@ -161,12 +131,12 @@ static void test_tokens_bert_uncased(void **s)
     if (!present("cache/real-docv2-small"))
         skip();
     splade_model *m = load("cache/real-docv2-small");
-    assert_true(check_tokens(m, GOLD "bert-uncased-tokens.jsonl", NULL) > 250);
+    assert_true(mg_check_tokens(m, GOLD "bert-uncased-tokens.jsonl", NULL) > 250);
     splade_model_free(m);
     if (!with_real_files("cache/real-docv2-small", "bert-uncased", dir, sizeof dir))
         return;
     m = load(dir);
-    check_tokens(m, GOLD "bert-uncased-tokens.jsonl", NULL);
+    mg_check_tokens(m, GOLD "bert-uncased-tokens.jsonl", NULL);
     splade_model_free(m);
 }
 
@@ -181,13 +151,13 @@ static void test_tokens_multilingual(void **s)
     splade_model *m = load("cache/real-multi-small");
     assert_int_equal(splade_tokenizer_vocab_size(splade_model_tokenizer(m)), 105879);
     int high = 0;
-    assert_true(check_tokens(m, GOLD "mbert-uncased-tokens.jsonl", &high) > 250);
+    assert_true(mg_check_tokens(m, GOLD "mbert-uncased-tokens.jsonl", &high) > 250);
     assert_true(high > 100); /* ids past 16 bits are exercised */
     splade_model_free(m);
     if (!with_real_files("cache/real-multi-small", "mbert-uncased", dir, sizeof dir))
         return;
     m = load(dir);
-    check_tokens(m, GOLD "mbert-uncased-tokens.jsonl", NULL);
+    mg_check_tokens(m, GOLD "mbert-uncased-tokens.jsonl", NULL);
     splade_model_free(m);
 }
 
@@ -221,7 +191,7 @@ static void test_tokenizer_json_normalizer(void **s)
     splade_model *m;
     assert_int_equal(load_tj("pass", &m), SPLADE_OK);
     assert_true(splade_model_config(m)->do_lower_case);
-    check_tokens(m, GOLD "mbert-uncased-tokens.jsonl", NULL);
+    mg_check_tokens(m, GOLD "mbert-uncased-tokens.jsonl", NULL);
     int32_t a[64], b[64], na, nb;
     tokenize_text(m, "Héllo WORLD", a, &na);
     splade_model_free(m);
