@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "xorshift.h"
+
 #define VOCAB 400
 #define MAX_TERMS 30
 
@@ -17,14 +19,6 @@ typedef struct {
     int deleted;
 } vdoc;
 
-static uint64_t rng;
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
 
 /* Skewed tokens (low ids frequent); weights coarse (ties) or continuous, some above the index's
  * quantization maximum (clipped to 255 like the brute force does). `topic` adds strong tokens of a

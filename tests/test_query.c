@@ -17,6 +17,7 @@
 #include "splade/index.h"
 #include "splade/query.h"
 #include "tmp_dir.h"
+#include "xorshift.h"
 
 typedef struct {
     uint32_t n_docs;
@@ -28,14 +29,6 @@ typedef struct {
     uint32_t *internal; /* corpus position -> internal id of the built index (reordering) */
 } collection;
 
-static uint64_t rng;
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
 
 /* Weights from a small set when `coarse` (many equal scores), else continuous in (0, 3]. */
 static float rnd_weight(int coarse)

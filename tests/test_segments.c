@@ -22,6 +22,7 @@
 #include "index/builder_internal.h"
 #include "splade.h"
 #include "tmp_dir.h"
+#include "xorshift.h"
 #include "splade/build.h"
 #include "splade/index.h"
 #include "splade/query.h"
@@ -42,14 +43,6 @@ typedef struct {
     int n, cap;
 } doc_list;
 
-static uint64_t rng;
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
 
 static int next_id;
 
