@@ -32,27 +32,6 @@
 #include "random_vdocs.h"
 #include "tmp_dir.h"
 
-static splade_index_builder *builder_of(const vdoc *docs, int from, int to, int keep)
-{
-    splade_index_builder *b;
-    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
-    splade_builder_keep_order(b, keep);
-    for (int i = from; i < to; i++) {
-        uint32_t doc;
-        int32_t terms[MAX_TERMS];
-        char id[24];
-        snprintf(id, sizeof id, "d%d", i);
-        assert_int_equal(splade_builder_add_doc(b, "test", id, "", id, i - from + 1, &doc), 0);
-        for (int j = 0; j < docs[i].n; j++) {
-            char tok[16];
-            snprintf(tok, sizeof tok, "w%d", docs[i].tok[j]);
-            assert_int_equal(splade_builder_term(b, tok, strlen(tok), &terms[j]), 0);
-        }
-        assert_int_equal(splade_builder_set_vector(b, doc, terms, docs[i].w, docs[i].n), 0);
-    }
-    return b;
-}
-
 /* Documents [0, n) in `segments` consecutive segments (random cuts), then random deletions. */
 static char *collection(const vdoc *docs, int n, int segments)
 {
@@ -64,7 +43,7 @@ static char *collection(const vdoc *docs, int n, int segments)
         cut[s] = c < n ? c : n;
     }
     cut[segments] = n;
-    splade_index_builder *b = builder_of(docs, 0, cut[1], (int)(rnd() % 2));
+    splade_index_builder *b = vdocs_builder(docs, 0, cut[1], (int)(rnd() % 2));
     assert_int_equal(splade_builder_set_doc_scale(b, 0.005f), 0);
     splade_builder_allow_empty(b, 1);
     assert_int_equal(splade_builder_write(b, dir, NULL), 0);
@@ -72,7 +51,7 @@ static char *collection(const vdoc *docs, int n, int segments)
     for (int s = 1; s < segments; s++) {
         if (cut[s] == cut[s + 1])
             continue;
-        b = builder_of(docs, cut[s], cut[s + 1], (int)(rnd() % 2));
+        b = vdocs_builder(docs, cut[s], cut[s + 1], (int)(rnd() % 2));
         splade_add_opts o = {.no_merge = 1};
         if (splade_index_add(b, dir, &o, NULL) < 0)
             fail_msg("add: %s", splade_error_detail());

@@ -30,31 +30,12 @@
 #include "random_vdocs.h"
 #include "tmp_dir.h"
 
-static void doc_id(int i, char *out, size_t len)
-{
-    snprintf(out, len, "d%d", i);
-}
-
 static int keep_order; /* builds keep the input order (no reordering) */
 
+/* vdocs_builder with the test's order switch, on 1 or 2 threads. */
 static splade_index_builder *builder_of(const vdoc *docs, int from, int to)
 {
-    splade_index_builder *b;
-    assert_int_equal(splade_builder_create(NULL, 0, NULL, &b), 0);
-    splade_builder_keep_order(b, keep_order);
-    for (int i = from; i < to; i++) {
-        uint32_t doc;
-        int32_t terms[MAX_TERMS];
-        char id[24];
-        doc_id(i, id, sizeof id);
-        assert_int_equal(splade_builder_add_doc(b, "test", id, "", id, i - from + 1, &doc), 0);
-        for (int j = 0; j < docs[i].n; j++) {
-            char tok[16];
-            snprintf(tok, sizeof tok, "w%d", docs[i].tok[j]);
-            assert_int_equal(splade_builder_term(b, tok, strlen(tok), &terms[j]), 0);
-        }
-        assert_int_equal(splade_builder_set_vector(b, doc, terms, docs[i].w, docs[i].n), 0);
-    }
+    splade_index_builder *b = vdocs_builder(docs, from, to, keep_order);
     splade_builder_set_threads(b, 1 + (int)(rnd() % 2));
     return b;
 }
@@ -102,7 +83,7 @@ static void delete_some(const char *dir, vdoc *docs, int n)
     for (int i = 0; i < n; i++)
         if ((share && rnd() % 10 < (uint32_t)share) || (i >= from && i < from + len)) {
             ids[m] = malloc(24);
-            doc_id(i, ids[m++], 24);
+            vdoc_id(i, ids[m++], 24);
             docs[i].deleted = 1;
         }
     if (m)
@@ -189,7 +170,7 @@ static void check_index(splade_index *ix, const vdoc *docs, int n, int coarse, c
                     size_t len;
                     const char *id = splade_index_doc_id(ix, got[i].doc, &len);
                     char want_id[24];
-                    doc_id(want[i].pos, want_id, sizeof want_id);
+                    vdoc_id(want[i].pos, want_id, sizeof want_id);
                     if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
                         fail_msg("%s query %d algo %d k=%d rank %d: %.*s (%u), brute force %s (%u)", what, qi, algo, k,
                                  i, (int)len, id, got[i].score, want_id, want[i].score);
@@ -264,7 +245,7 @@ static void check_top10(splade_searcher *s, splade_index *ix, const splade_qvec 
         size_t len;
         const char *id = splade_index_doc_id(ix, got[i].doc, &len);
         char want_id[24];
-        doc_id(want[i].pos, want_id, sizeof want_id);
+        vdoc_id(want[i].pos, want_id, sizeof want_id);
         if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
             fail_msg("seed %llu query %d algo %d rank %d: %.*s (%u), brute force %s (%u)", (unsigned long long)seed, qi,
                      (int)algo, i, (int)len, id, got[i].score, want_id, want[i].score);
