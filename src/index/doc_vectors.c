@@ -40,10 +40,8 @@ static int decode_file(const splade_index *ix, uint32_t n_docs, file_vectors *f)
             splade_term_postings tp;
             splade_index_postings(ix, (int32_t)t, &tp);
             for (uint32_t b = 0; b < tp.n_blocks; b++) {
-                uint32_t prev = b ? tp.blocks[b - 1].last_doc : 0;
-                uint32_t count = b + 1 < tp.n_blocks ? SPLADE_BLOCK_SIZE : tp.n_postings - b * SPLADE_BLOCK_SIZE;
-                const uint8_t *in = tp.postings + tp.blocks[b].offset;
-                splade_block_decode_docs(in, count, prev, docs);
+                const uint8_t *in;
+                const uint32_t count = splade_list_block(tp.blocks, tp.n_blocks, tp.n_postings, tp.postings, b, docs, &in);
                 for (uint32_t i = 0; i < count; i++) {
                     if (pass == 0) {
                         f->start[docs[i] + 2]++;

@@ -172,19 +172,16 @@ static int append_list(merger *m, const splade_segment *g, int32_t st, uint32_t 
     int rc = grow(m, *n + tp.n_postings + SPLADE_BLOCK_SIZE);
     uint32_t tmp[SPLADE_BLOCK_SIZE];
     for (uint32_t b = 0; rc == 0 && b < tp.n_blocks; b++) {
-        uint32_t prev = b ? tp.blocks[b - 1].last_doc : 0;
-        uint32_t count = b + 1 < tp.n_blocks ? SPLADE_BLOCK_SIZE : tp.n_postings - b * SPLADE_BLOCK_SIZE;
-        const uint8_t *in = tp.postings + tp.blocks[b].offset;
+        const uint8_t *in;
+        uint32_t *out = g->deleted ? tmp : m->docs + *n; /* deleted documents are dropped below */
+        const uint32_t count = splade_list_block(tp.blocks, tp.n_blocks, tp.n_postings, tp.postings, b, out, &in);
         if (!g->deleted) {
-            uint32_t *out = m->docs + *n;
-            splade_block_decode_docs(in, count, prev, out);
             for (uint32_t i = 0; i < count; i++)
                 out[i] += base;
             memcpy(m->imps + *n, in, count);
             *n += count;
             continue;
         }
-        splade_block_decode_docs(in, count, prev, tmp);
         for (uint32_t i = 0; i < count; i++) {
             uint32_t d = tmp[i];
             if (splade_segment_deleted(g, d))

@@ -76,10 +76,8 @@ static void append_list(const splade_segment *g, int32_t term, const uint32_t *r
     splade_index_postings(g->ix, term, &tp); /* none for -1 */
     uint32_t block[SPLADE_BLOCK_SIZE];
     for (uint32_t b = 0; b < tp.n_blocks; b++) {
-        uint32_t prev = b ? tp.blocks[b - 1].last_doc : 0;
-        uint32_t count = b + 1 < tp.n_blocks ? SPLADE_BLOCK_SIZE : tp.n_postings - b * SPLADE_BLOCK_SIZE;
-        const uint8_t *in = tp.postings + tp.blocks[b].offset;
-        splade_block_decode_docs(in, count, prev, block);
+        const uint8_t *in;
+        const uint32_t count = splade_list_block(tp.blocks, tp.n_blocks, tp.n_postings, tp.postings, b, block, &in);
         for (uint32_t i = 0; i < count; i++) {
             uint32_t r = block[i] < g->n_docs ? rank_of[block[i]] : UINT32_MAX; /* damaged lists: skipped */
             if (r != UINT32_MAX && in[i]) {

@@ -6,11 +6,7 @@
 
 static void decode(cursor *c, uint32_t b)
 {
-    uint32_t prev = b ? c->blocks[b - 1].last_doc : 0;
-    c->count = b + 1 < c->n_blocks ? SPLADE_BLOCK_SIZE : c->n_postings - b * SPLADE_BLOCK_SIZE;
-    const uint8_t *in = c->postings + c->blocks[b].offset;
-    splade_block_decode_docs(in, c->count, prev, c->docs);
-    c->imps = in;
+    c->count = splade_list_block(c->blocks, c->n_blocks, c->n_postings, c->postings, b, c->docs, &c->imps);
     c->decoded = b;
     c->pos = 0;
     if (c->decodes)

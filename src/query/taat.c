@@ -10,10 +10,8 @@ static void add_list(splade_searcher *s, const cursor *c, uint32_t n_docs)
 {
     uint32_t docs[SPLADE_BLOCK_SIZE];
     for (uint32_t b = 0; b < c->n_blocks; b++) {
-        uint32_t prev = b ? c->blocks[b - 1].last_doc : 0;
-        uint32_t count = b + 1 < c->n_blocks ? SPLADE_BLOCK_SIZE : c->n_postings - b * SPLADE_BLOCK_SIZE;
-        const uint8_t *in = c->postings + c->blocks[b].offset;
-        splade_block_decode_docs(in, count, prev, docs);
+        const uint8_t *in;
+        const uint32_t count = splade_list_block(c->blocks, c->n_blocks, c->n_postings, c->postings, b, docs, &in);
         for (uint32_t i = 0; i < count; i++)
             if (docs[i] < n_docs) /* a damaged list must not write outside the accumulators */
                 s->acc[docs[i]] += c->qw * in[i];

@@ -193,10 +193,7 @@ static inline uint64_t span_mask(uint32_t lo, uint32_t hi, uint32_t base)
 
 static void decode_block(cursor *c, uint32_t b, uint64_t *decodes)
 {
-    uint32_t prev = b ? c->blocks[b - 1].last_doc : 0;
-    c->count = b + 1 < c->n_blocks ? SPLADE_BLOCK_SIZE : c->n_postings - b * SPLADE_BLOCK_SIZE;
-    c->imps = c->postings + c->blocks[b].offset;
-    splade_block_decode_docs(c->imps, c->count, prev, c->docs);
+    c->count = splade_list_block(c->blocks, c->n_blocks, c->n_postings, c->postings, b, c->docs, &c->imps);
     c->decoded = b;
     (*decodes)++;
 }
