@@ -62,23 +62,6 @@ static int build(json_t *root, const char *path, char **text, size_t *size)
     return SPLADE_OK;
 }
 
-int splade_vocab_from_tokenizer_json(const char *path, char **text, size_t *size)
-{
-    char *raw;
-    size_t n;
-    int rc = splade_read_regular(path, SPLADE_MAX_VOCAB_BYTES, &raw, &n);
-    if (rc)
-        return rc;
-    json_error_t err;
-    json_t *root = json_loadb(raw, n, 0, &err);
-    free(raw);
-    if (!root)
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
-    rc = build(root, path, text, size);
-    json_decref(root);
-    return rc;
-}
-
 static int json_file(const char *path, json_t **root)
 {
     char *raw;
@@ -90,6 +73,17 @@ static int json_file(const char *path, json_t **root)
     *root = json_loadb(raw, n, 0, &err);
     free(raw);
     return *root ? SPLADE_OK : splade_fail(SPLADE_ERR_FORMAT, "%s:%d: %s", path, err.line, err.text);
+}
+
+int splade_vocab_from_tokenizer_json(const char *path, char **text, size_t *size)
+{
+    json_t *root;
+    int rc = json_file(path, &root);
+    if (rc)
+        return rc;
+    rc = build(root, path, text, size);
+    json_decref(root);
+    return rc;
 }
 
 /* BertNormalizer {clean_text, handle_chinese_chars, strip_accents (null: follows lowercase),
