@@ -49,6 +49,18 @@ static double mg_worst(const gv_file *gf, splade_sparse *v, double tol)
     return worst;
 }
 
+/* Each golden text through the model's tokenizer (the goldens' max_length): HF's ids. */
+static void mg_check_golden_ids(const splade_model *m, const gv_file *gf)
+{
+    for (int i = 0; i < gf->n; i++) {
+        int32_t got[1024], n = 0;
+        const char *t = gf->g[i].text;
+        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), t, strlen(t), gf->max_length, got, &n), SPLADE_OK);
+        if (n != gf->g[i].n_ids || memcmp(got, gf->g[i].ids, (size_t)n * sizeof *got))
+            fail_msg("%s: %d tokens here, %d in HF's tokenizer (or different ids)", gf->g[i].id, n, gf->g[i].n_ids);
+    }
+}
+
 /* Every text of a tokens golden (a JSONL of {text, ids} after a header line) through the model's
  * tokenizer (512 pieces): HF's ids; counts ids past 16 bits into *high (may be NULL). Returns the texts. */
 static int mg_check_tokens(const splade_model *m, const char *golden, int *high)

@@ -65,14 +65,7 @@ static void run_document(const gcase *c)
     splade_encoder *e = mg_cpu_encoder(m, gf.max_length);
     assert_int_equal(splade_encoder_encode_ids(e, ids, off, gf.n, v), SPLADE_OK);
     double w_ids = mg_worst(&gf, v, TOL);
-    /* tokens: the model's tokenizer must give HF's ids for every text */
-    for (int i = 0; i < gf.n; i++) {
-        int32_t got[1024], n = 0;
-        assert_int_equal(splade_tokenize(splade_model_tokenizer(m), texts[i], strlen(texts[i]), gf.max_length, got,
-                                         &n), SPLADE_OK);
-        if (n != gf.g[i].n_ids || memcmp(got, gf.g[i].ids, (size_t)n * sizeof *got))
-            fail_msg("%s: %d tokens here, %d in HF's tokenizer (or different ids)", gf.g[i].id, n, gf.g[i].n_ids);
-    }
+    mg_check_golden_ids(m, &gf); /* the model's tokenizer must give HF's ids for every text */
     int cut = -1;
     assert_int_equal(splade_encoder_encode(e, texts, NULL, gf.n, v, &cut), SPLADE_OK);
     double w_text = mg_worst(&gf, v, TOL);
