@@ -49,6 +49,20 @@ static double mg_worst(const gv_file *gf, splade_sparse *v, double tol)
     return worst;
 }
 
+/* The largest difference between golden query row g and m's inference-free query vector of its text
+ * (a term on one side only fails). */
+static double mg_query_diff(const splade_model *m, const gv_row *g, int max_length, double tol)
+{
+    splade_sparse v;
+    assert_int_equal(splade_model_query_vector(m, g->text, strlen(g->text), max_length, &v), SPLADE_OK);
+    int32_t only;
+    const double d = gv_compare(g, &v, tol, &only);
+    if (only >= 0)
+        fail_msg("%s: term %d present on one side only", g->id, only);
+    splade_sparse_free(&v);
+    return d;
+}
+
 /* Each golden text through the model's tokenizer (the goldens' max_length): HF's ids. */
 static void mg_check_golden_ids(const splade_model *m, const gv_file *gf)
 {
