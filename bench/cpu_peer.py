@@ -2,7 +2,7 @@
 """splade-index's CPU encoder against ONNX Runtime (CPU) on the same weights, ids and cores.
 
   python3 bench/cpu_peer.py [--models cache/splade-tiny cache/rand-bert-base] [--threads 1 2]
-                            [--reps 2] [--queries 40] [--docs 8] [--precision fp32 bf16 int8]
+                            [--reps 2] [--queries 40] [--docs 8] [--precision fp32 fp32-full bf16 int8]
 
 For each model: tools/export_onnx.py's graph of the same safetensors (written to tmp/ once);
 real SciFact texts tokenized by our tokenizer (the same ids go to both engines): queries cut at
@@ -80,9 +80,11 @@ def cores(threads):
 
 
 def run_ours(bindir, model, ids_file, threads, batch, vec_out="-", precision="fp32"):
+    """precision "fp32-full": fp32 with every LM-head logit in fp32 (SPLADE_LMHEAD_CPU=full, no bf16 screen)."""
+    env = dict(os.environ, SPLADE_LMHEAD_CPU="full") if precision == "fp32-full" else None
     cmd = ["taskset", "-c", cores(threads), os.path.join(bindir, "bench_encode_ids"), model, ids_file,
-           str(threads), str(batch), vec_out, precision]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+           str(threads), str(batch), vec_out, precision.replace("-full", "")]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 

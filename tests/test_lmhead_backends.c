@@ -3,6 +3,11 @@
  *
  *   cpu       splade_lmhead_cpu, fp32: the AVX-512 kernel where the CPU has it
  *   cpu-blas  splade_lmhead_cpu with the OpenBLAS path forced
+ *   cpu-screen the fp32 encoder's head where the CPU has bf16 (src/encoder/lmhead_screen_cpu.h):
+ *             bf16 maxima, a rigorous error bound, fp32 for the terms the bound keeps; the
+ *             fp32 tolerances. Plus two cases built so that many maxima sit inside the bf16
+ *             error band around 0 (test_screen_near_zero): none may be lost, and with the
+ *             bound switched off some must be (the bound is what keeps them).
  *   gpu-bf16  the fused head (AUTO = v7 TMA on Hopper; MMA_SYNC; WGMMA with each tile forced through
  *             SPLADE_LMHEAD_WGMMA_TILE, v5 with the TMA kernel off and through H_rows = 0) and the
  *             naive head (cuBLAS + eager-style ops), bf16 inputs
@@ -42,6 +47,8 @@
 #include "encoder/gpu_encoder.h"
 #include "lmhead_fused/lmhead.h"
 #include "lmhead_fused/lmhead_cpu_internal.h"
+#include "encoder/gemm_dnnl.h"
+#include "encoder/lmhead_screen_cpu.h"
 
 #include "gpu_test_util.h"
 
@@ -108,7 +115,7 @@ static const lcase cases[] = {
 
 /* ---- the backends ------------------------------------------------------------------------------ */
 
-enum { BK_CPU, BK_CPU_BLAS, BK_GPU_BF16, BK_GPU_FP32, BK_N };
+enum { BK_CPU, BK_CPU_BLAS, BK_CPU_SCREEN, BK_GPU_BF16, BK_GPU_FP32, BK_N };
 typedef struct {
     const char *name;
     int gpu;
@@ -119,6 +126,7 @@ typedef struct {
 static const backend backends[BK_N] = {
     {"cpu", 0, 1e-5, 1e-5, 2e-5},
     {"cpu-blas", 0, 1e-5, 1e-5, 2e-5},
+    {"cpu-screen", 0, 1e-5, 1e-5, 2e-5},
     {"gpu-bf16", 1, 1e-3, 1e-3, 0}, /* the naive head: 1e-2 (run_gpu_bf16) */
     {"gpu-fp32", 1, 1e-5, 1e-5, 0},
 };
@@ -414,6 +422,141 @@ static void run_cpu(const lcase *c, const inputs *in, const backend *bk, int bla
     free(out);
 }
 
+/* The screen takes packed rows (sequence b at offsets[b]): the case's rows without padding or garbage. */
+static float *pack_rows(const lcase *c, const inputs *in, int32_t *offsets)
+{
+    offsets[0] = 0;
+    for (int b = 0; b < c->B; b++)
+        offsets[b + 1] = offsets[b] + in->len[b];
+    float *X = malloc(sizeof(float) * ((size_t)offsets[c->B] + 1) * c->D);
+    assert_non_null(X);
+    for (int b = 0; b < c->B; b++)
+        memcpy(X + (size_t)offsets[b] * c->D, in->H + (size_t)in->start[b] * c->D, sizeof(float) * in->len[b] * c->D);
+    return X;
+}
+
+static int screen_or_skip(const float *W, const float *bias, int V, int D, splade_head_screen **s)
+{
+    const int rc = splade_head_screen_create(W, bias, V, D, s);
+    if (rc == SPLADE_ERR_UNSUPPORTED) {
+        print_message("SKIP: no native bf16 here: %s\n", splade_error_detail());
+        return 0;
+    }
+    if (rc)
+        fail_msg("screen: %s (%s)", splade_strerror(rc), splade_error_detail());
+    return 1;
+}
+
+static void run_cpu_screen(const lcase *c, const inputs *in, const backend *bk)
+{
+    splade_head_screen *s;
+    if (!screen_or_skip(in->W, in->bias, c->V, c->D, &s))
+        skip();
+    int32_t *offsets = malloc(sizeof(int32_t) * (c->B + 1));
+    assert_non_null(offsets);
+    float *X = pack_rows(c, in, offsets), *out = malloc(sizeof(float) * (size_t)c->B * c->V);
+    assert_non_null(out);
+    for (size_t i = 0; i < (size_t)c->B * c->V; i++)
+        out[i] = NAN;
+    int64_t cand = -1;
+    const int rc = splade_lmhead_cpu_screened(s, X, offsets, c->B, out, c->threads, &cand);
+    if (rc != SPLADE_OK)
+        fail_msg("%s: %s (%s)", bk->name, splade_strerror(rc), splade_error_detail());
+    char what[48];
+    snprintf(what, sizeof what, "%.1f%% fp32, %d thr", 100.0 * (double)cand / ((double)c->B * c->V), c->threads);
+    check_output(c, in, bk, what, out, bk->rel_l2, 0);
+    free(X), free(out), free(offsets);
+    splade_head_screen_free(s);
+}
+
+/* B sequences of L rows, D = 768, V = 4096: H ~ N(0, 1), W ~ N(0, 1/D) (logits ~ N(0, 1), the
+ * bf16 error ~1e-2 at most); the bias puts sequence 0's exact (float64) maxima at uniform offsets
+ * in [-spread, spread] around 0, so that ~half the terms are positive by less than the bf16 error.
+ * Returns the float64 reference's positive outputs that the screened head lost (out == 0 where
+ * the reference is > 1e-4), after checking every other element within 2e-5·(1 + |ref|). */
+static int near_zero_lost(int B, int L, double spread, double factor, int threads, uint64_t seed)
+{
+    enum { D = 768, V = 4096 };
+    g_rng = seed | 1;
+    float *H = malloc(sizeof(float) * (size_t)B * L * D), *W = malloc(sizeof(float) * (size_t)V * D);
+    float *bias = malloc(sizeof(float) * V), *out = malloc(sizeof(float) * (size_t)B * V);
+    double *Hd = malloc(sizeof(double) * (size_t)B * L * D), *Wd = malloc(sizeof(double) * (size_t)V * D);
+    double *Ld = malloc(sizeof(double) * (size_t)L * V), *mx = malloc(sizeof(double) * (size_t)B * V);
+    int32_t *offsets = malloc(sizeof(int32_t) * (B + 1));
+    assert_true(H && W && bias && out && Hd && Wd && Ld && mx && offsets);
+    for (size_t i = 0; i < (size_t)B * L * D; i++)
+        Hd[i] = H[i] = (float)nrand();
+    for (size_t i = 0; i < (size_t)V * D; i++)
+        Wd[i] = W[i] = (float)(nrand() / sqrt((double)D));
+    for (int b = 0; b < B; b++) {
+        offsets[b] = b * L;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, V, D, 1.0, Hd + (size_t)b * L * D, D, Wd, D, 0.0, Ld, V);
+        for (int v = 0; v < V; v++) {
+            double m = -INFINITY;
+            for (int t = 0; t < L; t++)
+                m = Ld[(size_t)t * V + v] > m ? Ld[(size_t)t * V + v] : m;
+            mx[(size_t)b * V + v] = m;
+        }
+    }
+    offsets[B] = B * L;
+    for (int v = 0; v < V; v++)
+        bias[v] = (float)(-mx[v] + (2 * urand() - 1) * spread);
+    splade_head_screen *s;
+    if (!screen_or_skip(W, bias, V, D, &s))
+        return -1;
+    splade_head_screen_set_bound_factor(s, factor);
+    int64_t cand = 0;
+    assert_int_equal(splade_lmhead_cpu_screened(s, H, offsets, B, out, threads, &cand), SPLADE_OK);
+    int lost = 0, near = 0, bad = 0;
+    double worst = 0;
+    for (int b = 0; b < B; b++)
+        for (int v = 0; v < V; v++) {
+            const double y = mx[(size_t)b * V + v] + bias[v], r = y > 0 ? log1p(y) : 0.0;
+            const double g = out[(size_t)b * V + v], e = fabs(g - r);
+            near += b == 0 && r > 0 && r < 0.02;
+            if (r > 1e-4 && g == 0.0)
+                lost++;
+            else if (!(e <= 2e-5 * (1 + fabs(r))))
+                bad++;
+            worst = e > worst ? e : worst;
+        }
+    print_message("    [lmhead] screen near 0: B %d L %d spread %g bound x%g: %lld of %d kept for fp32, %d positive "
+                  "under 0.02, lost %d, max|err| %.2e\n", B, L, spread, factor, (long long)cand, B * V, near, lost, worst);
+    if (factor > 0 && bad)
+        fail_msg("%d outputs beyond 2e-5·(1 + |ref|)", bad);
+    splade_head_screen_free(s);
+    free(H), free(W), free(bias), free(out), free(Hd), free(Wd), free(Ld), free(mx), free(offsets);
+    return lost;
+}
+
+static void test_screen_near_zero(void **state)
+{
+    (void)state;
+    const uint64_t seed = 0x5eed5c2ee1ULL;
+    const int one = near_zero_lost(1, 24, 0.01, 1.0, 1, seed); /* a query */
+    if (one < 0)
+        skip();
+    assert_int_equal(one, 0);
+    assert_int_equal(near_zero_lost(3, 150, 0.01, 1.0, 2, seed + 1), 0); /* documents, two threads */
+    /* Without the bound, terms inside the bf16 error band are dropped: the check above can fail. */
+    assert_true(near_zero_lost(1, 24, 0.01, 0.0, 1, seed) > 0);
+}
+
+static void test_bad_args_screen(void **state)
+{
+    (void)state;
+    splade_head_screen *s = (splade_head_screen *)1;
+    float w[4] = {1, 2, 3, 4}, b[2] = {0, 0};
+    int rc = splade_head_screen_create(w, b, 2, 2, &s);
+    if (rc == SPLADE_ERR_UNSUPPORTED) {
+        assert_null(s); /* the caller keeps its plain head */
+        skip();
+    }
+    assert_int_equal(rc, SPLADE_OK);
+    splade_head_screen_free(s);
+    splade_head_screen_free(NULL);
+}
+
 /* ---- GPU --------------------------------------------------------------------------------------- */
 
 static int g_gpu = -1;
@@ -650,6 +793,8 @@ static void test_case_on_backend(void **state)
     inputs *in = inputs_for(p->c);
     if (p->b == BK_CPU || p->b == BK_CPU_BLAS)
         run_cpu(c, in, bk, p->b == BK_CPU_BLAS);
+    else if (p->b == BK_CPU_SCREEN)
+        run_cpu_screen(c, in, bk);
 #ifdef SPLADE_HAVE_CUDA
     else if (p->b == BK_GPU_BF16)
         run_gpu_bf16(c, in, bk);
@@ -731,7 +876,7 @@ static int teardown_all(void **state)
 
 int main(void)
 {
-    struct CMUnitTest tests[NCASES * BK_N + 3];
+    struct CMUnitTest tests[NCASES * BK_N + 5];
     int n = 0;
     for (int i = 0; i < NCASES; i++)
         for (int b = 0; b < BK_N; b++, n++) {
@@ -740,6 +885,8 @@ int main(void)
             tests[n] = (struct CMUnitTest){g_names[n], test_case_on_backend, NULL, NULL, &g_pairs[n]};
         }
     tests[n++] = (struct CMUnitTest){"bad args/cpu", test_bad_args_cpu, NULL, NULL, NULL};
+    tests[n++] = (struct CMUnitTest){"bad args/cpu-screen", test_bad_args_screen, NULL, NULL, NULL};
+    tests[n++] = (struct CMUnitTest){"near zero/cpu-screen", test_screen_near_zero, NULL, NULL, NULL};
     tests[n++] = (struct CMUnitTest){"bad args/gpu-bf16", test_bad_args_gpu_bf16, NULL, NULL, NULL};
     tests[n++] = (struct CMUnitTest){"bad args/gpu-fp32", test_bad_args_gpu_fp32, NULL, NULL, NULL};
     if (getenv("SPLADE_TEST_FILTER")) /* e.g. "*gpu-bf16" (bench/gpu.sh's sanitizer runs) */

@@ -73,6 +73,7 @@ static void read_env(void)
     splade_settings s = {0};
     s.gemm_cpu_blas = is("SPLADE_GEMM_CPU", "blas");
     s.lmhead_cpu_blas = is("SPLADE_LMHEAD_CPU", "blas");
+    s.lmhead_cpu_full = s.lmhead_cpu_blas || is("SPLADE_LMHEAD_CPU", "full");
     s.gpu_poison = int_or("SPLADE_GPU_POISON", 0) != 0;
     s.gpu_gelu_erf = is("SPLADE_GPU_GELU", "erf");
     s.gpu_gemm_tune = getenv("SPLADE_GPU_GEMM_TUNE") ? int_or("SPLADE_GPU_GEMM_TUNE", 0) != 0 : -1;

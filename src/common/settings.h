@@ -17,6 +17,8 @@ extern "C" {
 typedef struct {
     int gemm_cpu_blas;            /* SPLADE_GEMM_CPU=blas: OpenBLAS for the CPU encoder's GEMMs */
     int lmhead_cpu_blas;          /* SPLADE_LMHEAD_CPU=blas: OpenBLAS for the CPU LM head */
+    int lmhead_cpu_full;          /* SPLADE_LMHEAD_CPU=full (or blas): every fp32 logit, no bf16 screen
+                                     (src/encoder/lmhead_screen_cpu.h) */
     int gpu_poison;               /* SPLADE_GPU_POISON=1: fill GPU buffers with 3.4e38 first */
     int gpu_gelu_erf;             /* SPLADE_GPU_GELU=erf: exact GELU kernel instead of cuBLASLt's tanh epilogue */
     int gpu_gemm_tune;            /* SPLADE_GPU_GEMM_TUNE: -1 unset (on), 0 off, 1 on */

@@ -7,6 +7,9 @@
 #include "encoder/forward_cpu.h"
 #include "encoder/forward_cpu_bf16.h"
 #include "encoder/forward_cpu_int8.h"
+#include "encoder/lmhead_screen_cpu.h"
+#include "encoder/model_internal.h"
+#include "common/settings.h"
 #include "splade.h"
 
 typedef struct {
@@ -16,6 +19,7 @@ typedef struct {
     splade_cpu_precision precision;
     splade_cpu_bf16 *bf; /* bf16 weights (opt-in), made at upload */
     splade_cpu_int8 *q8; /* int8 weights (opt-in), made at upload */
+    splade_head_screen *screen; /* fp32: the head's bf16 screen where the CPU has bf16 (else NULL) */
 } cpu_state;
 
 static int cpu_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
@@ -33,6 +37,21 @@ static int cpu_create(const splade_encoder_opts *o, int device, int tune, void *
     return SPLADE_OK;
 }
 
+/* The fp32 head's screen (lmhead_screen_cpu.h) for a max-pooled model, unless $SPLADE_LMHEAD_CPU
+ * asks for the plain head; a CPU without bf16 keeps the plain head, no error. */
+static int make_screen(cpu_state *s)
+{
+    const splade_config *c = splade_model_config(s->m);
+    if (s->precision != SPLADE_CPU_FP32 || c->pooling == SPLADE_POOL_SUM || splade_settings_get()->lmhead_cpu_full)
+        return SPLADE_OK;
+    int rc = splade_head_screen_create(s->m->decoder_w, s->m->decoder_b, c->vocab_size, c->hidden_size, &s->screen);
+    if (rc == SPLADE_ERR_UNSUPPORTED) {
+        splade_clear_error();
+        return SPLADE_OK;
+    }
+    return rc;
+}
+
 static int cpu_upload(void *state, const splade_model *m)
 {
     cpu_state *s = state;
@@ -41,7 +60,7 @@ static int cpu_upload(void *state, const splade_model *m)
         return splade_cpu_bf16_create(m, &s->bf); /* SPLADE_ERR_UNSUPPORTED on a CPU without bf16 */
     if (s->precision == SPLADE_CPU_INT8 && !s->q8)
         return splade_cpu_int8_create(m, &s->q8); /* SPLADE_ERR_UNSUPPORTED on a CPU without VNNI */
-    return SPLADE_OK;
+    return s->screen ? SPLADE_OK : make_screen(s);
 }
 
 /* Bytes a CPU forward of sequences [0, n) takes beyond the weights: the activations (x, q, k, v,
@@ -67,7 +86,7 @@ static int32_t cpu_fit(void *state, const int32_t *offsets, int32_t B)
 static int cpu_forward(void *state, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense)
 {
     const cpu_state *s = state;
-    return splade_forward_cpu_lowp(s->m, s->bf, s->q8, ids, offsets, B, out_dense, s->threads);
+    return splade_forward_cpu_lowp(s->m, s->bf, s->q8, s->screen, ids, offsets, B, out_dense, s->threads);
 }
 
 static void cpu_free(void *state)
@@ -76,6 +95,7 @@ static void cpu_free(void *state)
     if (s) {
         splade_cpu_bf16_free(s->bf);
         splade_cpu_int8_free(s->q8);
+        splade_head_screen_free(s->screen);
     }
     free(s);
 }

@@ -18,6 +18,7 @@
 #include "encoder/rowops_cpu.h"
 #include "encoder/forward_cpu_bf16.h"
 #include "encoder/forward_cpu_int8.h"
+#include "encoder/lmhead_screen_cpu.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -453,8 +454,9 @@ static void second_log1p(float *out, size_t n)
         out[i] = log1pf(out[i]);
 }
 
-static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8, const int32_t *ids,
-               const int32_t *offsets, int32_t B, float *out, int nthreads, workspace *w)
+static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8,
+               const splade_head_screen *screen, const int32_t *ids, const int32_t *offsets, int32_t B, float *out,
+               int nthreads, workspace *w)
 {
     const splade_config *c = &m->cfg;
     const int32_t T = offsets[B], H = c->hidden_size;
@@ -479,6 +481,12 @@ static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cp
             second_log1p(out, (size_t)B * (size_t)c->vocab_size);
         return rc;
     }
+    if (screen) {
+        rc = splade_lmhead_cpu_screened(screen, w->q, offsets, B, out, nthreads, NULL);
+        if (!rc && c->activation == SPLADE_ACT_LOG1P_LOG1P_RELU)
+            second_log1p(out, (size_t)B * (size_t)c->vocab_size);
+        return rc;
+    }
     int32_t *len = malloc((size_t)B * sizeof *len);
     if (!len)
         return splade_fail(SPLADE_ERR_NOMEM, "forward: %d lengths", (int)B);
@@ -494,17 +502,18 @@ static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cp
 int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
                        float *out_dense, int threads)
 {
-    return splade_forward_cpu_lowp(m, NULL, NULL, ids, offsets, B, out_dense, threads);
+    return splade_forward_cpu_lowp(m, NULL, NULL, NULL, ids, offsets, B, out_dense, threads);
 }
 
 int splade_forward_cpu_bf16(const splade_model *m, const splade_cpu_bf16 *bf, const int32_t *ids,
                             const int32_t *offsets, int32_t B, float *out_dense, int threads)
 {
-    return splade_forward_cpu_lowp(m, bf, NULL, ids, offsets, B, out_dense, threads);
+    return splade_forward_cpu_lowp(m, bf, NULL, NULL, ids, offsets, B, out_dense, threads);
 }
 
 int splade_forward_cpu_lowp(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8,
-                            const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense, int threads)
+                            const splade_head_screen *screen, const int32_t *ids, const int32_t *offsets, int32_t B,
+                            float *out_dense, int threads)
 {
     if (!m || !ids || !offsets || !out_dense || B < 1)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_forward_cpu: bad arguments");
@@ -521,7 +530,7 @@ int splade_forward_cpu_lowp(const splade_model *m, const splade_cpu_bf16 *bf, co
     if (rc)
         rc = splade_fail(SPLADE_ERR_NOMEM, "forward: workspace for %d tokens", (int)offsets[B]);
     else
-        rc = run(m, q8 ? NULL : bf, q8, ids, offsets, B, out_dense, nthreads, &w);
+        rc = run(m, q8 ? NULL : bf, q8, q8 || bf ? NULL : screen, ids, offsets, B, out_dense, nthreads, &w);
     free_ws(&w);
     return rc;
 }

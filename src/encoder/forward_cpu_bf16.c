@@ -80,3 +80,10 @@ int splade_lmhead_cpu_bf16(const splade_dnnl_linear *dec, const uint16_t *X, con
     return splade_lmhead_panels(bf16_unit, dec, X, splade_dnnl_linear_n(dec), splade_dnnl_panels(dec), offsets, B, out,
                                 nthreads);
 }
+
+int splade_lmhead_cpu_bf16_max(const splade_dnnl_linear *dec, const uint16_t *X, const int32_t *offsets, int32_t B,
+                               float *out, int nthreads)
+{
+    return splade_lmhead_panels_max(bf16_unit, dec, X, splade_dnnl_linear_n(dec), splade_dnnl_panels(dec), offsets, B,
+                                    out, nthreads);
+}

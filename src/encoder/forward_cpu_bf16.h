@@ -28,4 +28,9 @@ void splade_cpu_bf16_free(splade_cpu_bf16 *w);
 int splade_lmhead_cpu_bf16(const splade_dnnl_linear *dec, const uint16_t *X, const int32_t *offsets, int32_t B,
                            float *out, int nthreads);
 
+/* The same but out[b][v] = the maximum logit itself (bias included, no activation): the fp32
+ * head's screen (lmhead_screen_cpu.h). */
+int splade_lmhead_cpu_bf16_max(const splade_dnnl_linear *dec, const uint16_t *X, const int32_t *offsets, int32_t B,
+                               float *out, int nthreads);
+
 #endif

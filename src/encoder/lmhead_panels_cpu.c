@@ -15,6 +15,7 @@ typedef struct {
     const int32_t *offsets;
     int32_t B;
     float *out;
+    int raw; /* out gets the maxima themselves (splade_lmhead_panels_max) */
     float *scratch; /* per thread: logits [ROWS][PANEL] then the maxima [B][PANEL] */
     size_t per_thread;
 } head;
@@ -44,7 +45,7 @@ static int head_panel(const head *h, int32_t p, float *logits, float *mx)
     for (b = 0; b < h->B; b++)
         for (int32_t j = 0; j < P; j++) {
             float v = mx[(size_t)b * SPLADE_DNNL_PANEL + j];
-            h->out[(size_t)b * V + c0 + j] = v > 0.0f ? log1pf(v) : 0.0f;
+            h->out[(size_t)b * V + c0 + j] = h->raw ? v : v > 0.0f ? log1pf(v) : 0.0f;
         }
     return SPLADE_OK;
 }
@@ -61,11 +62,11 @@ static int head_team(void *ctx, int tid, splade_team *t)
     return rc;
 }
 
-int splade_lmhead_panels(splade_head_unit_fn unit, const void *lin, const void *X, int32_t V, int32_t n_panels,
-                         const int32_t *offsets, int32_t B, float *out, int nthreads)
+static int panels(splade_head_unit_fn unit, const void *lin, const void *X, int32_t V, int32_t n_panels,
+                  const int32_t *offsets, int32_t B, float *out, int raw, int nthreads)
 {
     nthreads = nthreads < 1 ? 1 : nthreads;
-    head h = {unit, lin, X, V, n_panels, offsets, B, out, NULL, 0};
+    head h = {unit, lin, X, V, n_panels, offsets, B, out, raw, NULL, 0};
     h.per_thread = (size_t)SPLADE_DNNL_PANEL * (SPLADE_DNNL_ROWS + (size_t)B);
     h.scratch = malloc(h.per_thread * (size_t)nthreads * sizeof(float));
     if (!h.scratch)
@@ -73,4 +74,16 @@ int splade_lmhead_panels(splade_head_unit_fn unit, const void *lin, const void *
     int rc = splade_team_run(nthreads, head_team, &h);
     free(h.scratch);
     return rc;
+}
+
+int splade_lmhead_panels(splade_head_unit_fn unit, const void *lin, const void *X, int32_t V, int32_t n_panels,
+                         const int32_t *offsets, int32_t B, float *out, int nthreads)
+{
+    return panels(unit, lin, X, V, n_panels, offsets, B, out, 0, nthreads);
+}
+
+int splade_lmhead_panels_max(splade_head_unit_fn unit, const void *lin, const void *X, int32_t V, int32_t n_panels,
+                             const int32_t *offsets, int32_t B, float *out, int nthreads)
+{
+    return panels(unit, lin, X, V, n_panels, offsets, B, out, 1, nthreads);
 }

@@ -17,4 +17,9 @@ typedef int (*splade_head_unit_fn)(const void *lin, const void *X, int32_t r0, i
 int splade_lmhead_panels(splade_head_unit_fn unit, const void *lin, const void *X, int32_t V, int32_t n_panels,
                          const int32_t *offsets, int32_t B, float *out, int nthreads);
 
+/* The same with out[b][v] = the maximum itself (bias included, before the activation): the fp32
+ * head's screen (lmhead_screen_cpu.h). */
+int splade_lmhead_panels_max(splade_head_unit_fn unit, const void *lin, const void *X, int32_t V, int32_t n_panels,
+                             const int32_t *offsets, int32_t B, float *out, int nthreads);
+
 #endif
