@@ -75,8 +75,11 @@ def loadavg():
     return float(open("/proc/loadavg").read().split()[0])
 
 
+FIRST_CORE = 0  # --first-core: a busy host's first cores take its interrupts and daemons
+
+
 def cores(threads):
-    return ",".join(str(i) for i in range(threads))
+    return ",".join(str(FIRST_CORE + i) for i in range(threads))
 
 
 def run_ours(bindir, model, ids_file, threads, batch, vec_out="-", precision="fp32"):
@@ -144,14 +147,17 @@ def main():
     ap.add_argument("--workloads", nargs="+", default=["query", "doc256", "doc512"])
     ap.add_argument("--baseline", help="another build's bench/ folder: its precisions are timed too, in the same "
                     "rotation (rows 'base PREC'), for before/after comparisons")
+    ap.add_argument("--first-core", type=int, default=0, help="pin to cores FIRST.. (default 0)")
     a = ap.parse_args()
+    global FIRST_CORE
+    FIRST_CORE = a.first_core
     if a.ort_worker:
         return ort_worker(*a.ort_worker)
     cli = os.path.join(os.path.dirname(os.path.abspath(a.bindir)), "splade-index")
     tmp = os.path.join(REPO, "tmp", "cpu_peer")
     os.makedirs(tmp, exist_ok=True)
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print("# cpu_peer: %s, commit %s, %s" % (time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), commit,
+    print("# cpu_peer: cores from %d; %s, commit %s, %s" % (FIRST_CORE, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), commit,
                                                open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": ")))
     for t in a.threads:
         r = subprocess.run(["taskset", "-c", cores(t), os.path.join(a.bindir, "bench_cpu_peak"), str(t)],
