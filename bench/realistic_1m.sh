@@ -25,7 +25,8 @@
 #   (PHASE=prep setsid sh bench/realistic_1m.sh >/tmp/prep.out 2>&1 &); for i in $(seq 108); do
 #     [ -f tmp/r1m/prep.finished ] && break; sleep 5; done; cat /tmp/real1m-out/real1m.log
 # Knobs: N (documents, 1000000), METHODS / ROUNDS (ours' methods timed, rounds),, SLOW_Q (queries for the slow exact peers, 100), GPU_SEARCH=0 (skip
-# the GPU batch search), PEERS=0 (ours only: no brute force, no peer builds), PREP_WAIT (s), SKIP_PISA=1 (pyterrier is not carried by default).
+# the GPU batch search), PEERS=0 (ours only: no brute force, no peer builds), PREP_WAIT (s), SKIP_PISA=1 (pyterrier is not carried by default),
+# SKIP_SEISMIC=1 / SKIP_BMP=1 (their 1 M builds take ~10 / > 12 minutes of device time).
 set -u
 OUT=${OUT:-/tmp/real1m-out}
 mkdir -p "$OUT"
@@ -54,7 +55,8 @@ export PEERS_QUERY=${PEERS_QUERY:-.gpu/peer_query/peers_query.py} BUILD_THREADS=
 H="python3 bench/query/peers_mt.py"
 SQ=$BUILD/bench/sq_latency
 TIMEV=""; [ -x /usr/bin/time ] && TIMEV="/usr/bin/time -v"
-BUILDS="ours exact seismic bmp"; [ "${PEERS:-1}" = 0 ] && BUILDS=ours
+BUILDS="ours exact"; [ -n "${SKIP_SEISMIC:-}" ] || BUILDS="$BUILDS seismic"; [ -n "${SKIP_BMP:-}" ] || BUILDS="$BUILDS bmp"
+[ "${PEERS:-1}" = 0 ] && BUILDS=ours
 has_pisa() { [ -z "${SKIP_PISA:-}" ] && python3 -c "import pyterrier_pisa" >/dev/null 2>&1; }
 
 . bench/device_build.sh
@@ -100,9 +102,9 @@ prep() {
     [ "${PEERS:-1}" = 0 ] && { waitfor "${PREP_WAIT:-420}"; return 0; }
     [ -f "$W/work/exact.json" ] || ( taskset -c "$BCORES" $H exact "$W/docs.vec.jsonl" "$W/q.vec.jsonl" "$W/work" >"$W/exact.txt" 2>&1;
         echo done >"$W/exact.done" ) &
-    [ -f "$W/seismic.done" ] || ( taskset -c "$BCORES" $H build seismic "$W/docs.vec.jsonl" "$W/idx/seismic" --label seismic \
+    [ -f "$W/seismic.done" ] || [ -n "${SKIP_SEISMIC:-}" ] || ( taskset -c "$BCORES" $H build seismic "$W/docs.vec.jsonl" "$W/idx/seismic" --label seismic \
         >"$W/seismic.build.txt" 2>&1; echo done >"$W/seismic.done" ) &
-    [ -f "$W/bmp.done" ] || ( taskset -c "$BCORES" $H build bmp "$W/docs.vec.jsonl" "$W/idx/bmp-b32-l127" --label bmp-b32-l127 --param bsize=32 \
+    [ -f "$W/bmp.done" ] || [ -n "${SKIP_BMP:-}" ] || ( taskset -c "$BCORES" $H build bmp "$W/docs.vec.jsonl" "$W/idx/bmp-b32-l127" --label bmp-b32-l127 --param bsize=32 \
         --param levels=127 >"$W/bmp.build.txt" 2>&1; echo done >"$W/bmp.done" ) &
     start_pisa
     waitfor "${PREP_WAIT:-420}"
