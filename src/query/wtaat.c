@@ -252,12 +252,33 @@ static uint32_t lower_bound(const cursor *c, uint32_t target)
     return a;
 }
 
+/* Asks for the data of c's blocks from block b on that overlap the window's ranges `want`, so that
+ * their memory reads overlap instead of stalling one decode after the other. */
+static void prefetch_blocks(const cursor *c, uint32_t b, uint64_t want, uint32_t base)
+{
+    uint32_t end = base + WINDOW;
+    for (; b < c->n_blocks; b++) {
+        uint32_t lo = b ? c->blocks[b - 1].last_doc + 1 : 0, hi = c->blocks[b].last_doc;
+        if (lo >= end)
+            break;
+        if (span_mask(lo, hi, base) & want) {
+            const char *p = (const char *)c->postings + c->blocks[b].offset;
+            size_t len = b + 1 < c->n_blocks ? c->blocks[b + 1].offset - c->blocks[b].offset : 64;
+            for (size_t o = 0; o < len; o += 64)
+                __builtin_prefetch(p + o);
+        }
+        if (hi >= end - 1)
+            break;
+    }
+}
+
 /* Adds c's postings in the window's ranges `want` into acc; returns the ranges touched. */
 static uint64_t score_term(splade_searcher *s, cursor *c, uint64_t want, uint32_t base, scatter_fn *scatter)
 {
     uint32_t end = base + WINDOW, touched = 0;
     uint64_t mask = 0;
     uint32_t b = c->block = cursor_find_block(c, c->block, base + ((uint32_t)__builtin_ctzll(want) << SPLADE_RANGE_SHIFT));
+    prefetch_blocks(c, b, want, base);
     for (; b < c->n_blocks; b++) {
         uint32_t lo = b ? c->blocks[b - 1].last_doc + 1 : 0, hi = c->blocks[b].last_doc;
         if (lo >= end)
