@@ -430,7 +430,10 @@ static void score_window(splade_searcher *s, int n, uint32_t win, uint32_t n_ran
             touched |= score_term(s, w->use[i], want, base, scatter);
             if (i > 0) { /* (after the last term, collect checks the sums alone) */
                 drop_bounds(w, i, win, n_ranges); /* changes only the ranges in want: rechecked */
-                scan = (scan & ~want) | candidates(w->acc, want, w->ne_ub, t, factor);
+                /* exactly, whatever the bound factor: these bounds near the documents' exact scores,
+                 * and a factor applied to those would drop documents that beat the k-th score (an
+                 * approximate search keeps its factor on the range bounds alone, as before) */
+                scan = (scan & ~want) | candidates(w->acc, want, w->ne_ub, t, 1.0f);
             }
         }
     }
