@@ -101,7 +101,7 @@ static struct splade_wtaat *scratch(splade_searcher *s, int n)
 }
 
 /* The largest of 64 bytes (a window's range maxima of one term). GCC -O2 does not vectorize the
- * plain loop (it was a sixth of a long query's setup); SSE2 is part of x86-64. */
+ * plain loop (it was over half of a long query's setup); SSE2 is part of x86-64. */
 static inline uint8_t max64(const uint8_t *d)
 {
 #if defined(__x86_64__)
