@@ -16,6 +16,11 @@
  * +2.3% of the best method at 100 k / 75 k / 48 k and +3.0% on a synthetic 50 k (where a fixed 4
  * gives +13.6%), measured in bench/results/query-2026-11-25b.md. The earlier fixed threshold's
  * history follows.
+ * After wtaat added its non-essential terms heaviest first over narrowing candidates and prefetched
+ * its blocks (bench/results/query-tail-2026-11-25.md), it became 1.1-1.6x faster than TAAT at every
+ * rho on the realistic 48 k and 100 k, and TAAT kept its lead only at 20 k: rho >= documents / 4096
+ * (4.9 at 20 k, 11.7 at 48 k, 24 at 100 k) replays within +0.5% / +0.1% / +0.0% of the best method
+ * at the median there, where / 8192 gives +0.0% / +23% / +0.9% (and p99 +13% at 100 k).
  * rho alone does not separate the two kinds of queries (synthetic ones up to rho 8 gain from wtaat,
  * real ones from rho 3 up lose up to 25% with it at 40 k documents). Replaying the per-query thread
  * CPU times of taat and wtaat (2 rounds each) through the rule, against the better method of each
@@ -41,7 +46,7 @@
 #include "index/format.h"
 #include "query/search_internal.h"
 
-#define RHO_DOCS 8192.0 /* TAAT when rho >= documents / RHO_DOCS (above) */
+#define RHO_DOCS 4096.0 /* TAAT when rho >= documents / RHO_DOCS (above; 8192 until wtaat's tail work) */
 #define TAAT_MAX_DOCS (1u << 17) /* 512 KB of accumulators */
 #define WTAAT_MIN_DOCS (2u << 12) /* two windows: both scored first, nothing left to prune (wtaat.c) */
 #define BMP_MIN_GAIN 1.19         /* the query's clustering gain from which BMP is taken (below) */
