@@ -46,7 +46,12 @@ for wd in .whl .whl-pisa; do # peers' wheels (no network there); PISA's (pyterri
 done
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 # pip --target drops a wheel's data files: tbb's libtbb.so.2 (PISA's) is one
-for f in .whl-pisa/tbb-*.whl; do [ -f "$f" ] && mkdir -p /tmp/site/lib && unzip -j -o -q "$f" '*/lib/*' -d /tmp/site/lib; done
+for f in .whl-pisa/tbb-*.whl; do [ -f "$f" ] && mkdir -p /tmp/site/lib && python3 -c "
+import os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for n in z.namelist():
+    if '/lib/' in n and not n.endswith('/'):
+        open(os.path.join('/tmp/site/lib', os.path.basename(n)), 'wb').write(z.read(n))" "$f"; done  # the image has no unzip
 export LD_LIBRARY_PATH=/tmp/site/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 NCPU=$(getconf _NPROCESSORS_ONLN)
 QCORE=$((NCPU - 1))          # query passes run alone on the last core
