@@ -542,6 +542,42 @@ static void test_screen_near_zero(void **state)
     assert_true(near_zero_lost(1, 24, 0.01, 0.0, 1, seed) > 0);
 }
 
+/* A non-finite hidden state must come out non-finite (the encoder then names the document), never
+ * as a silent 0: its sequence's terms all go to fp32. The other sequence keeps its values. */
+static void test_screen_nonfinite(void **state)
+{
+    (void)state;
+    enum { D = 64, V = 300, L = 5 };
+    g_rng = 0xbadf00dULL;
+    float H[2 * L * D], W[V * D], bias[V], out[2 * V], ref[V];
+    for (int i = 0; i < 2 * L * D; i++)
+        H[i] = (float)nrand();
+    for (int i = 0; i < V * D; i++)
+        W[i] = (float)(nrand() / 8);
+    for (int v = 0; v < V; v++)
+        bias[v] = (float)(urand() - 0.5);
+    splade_head_screen *s;
+    if (!screen_or_skip(W, bias, V, D, &s))
+        skip();
+    const int32_t offsets[3] = {0, L, 2 * L};
+    assert_int_equal(splade_lmhead_cpu_screened(s, H, offsets, 2, out, 1, NULL), SPLADE_OK);
+    memcpy(ref, out, sizeof ref);
+    H[L * D + 3] = NAN; /* sequence 1 */
+    assert_int_equal(splade_lmhead_cpu_screened(s, H, offsets, 2, out, 2, NULL), SPLADE_OK);
+    assert_memory_equal(out, ref, sizeof ref);
+    int nonfinite = 0;
+    for (int v = 0; v < V; v++)
+        nonfinite += !isfinite(out[V + v]);
+    assert_true(nonfinite > 0);
+    H[L * D + 3] = INFINITY;
+    assert_int_equal(splade_lmhead_cpu_screened(s, H, offsets, 2, out, 1, NULL), SPLADE_OK);
+    nonfinite = 0;
+    for (int v = 0; v < V; v++)
+        nonfinite += !isfinite(out[V + v]);
+    assert_true(nonfinite > 0);
+    splade_head_screen_free(s);
+}
+
 static void test_bad_args_screen(void **state)
 {
     (void)state;
@@ -876,7 +912,7 @@ static int teardown_all(void **state)
 
 int main(void)
 {
-    struct CMUnitTest tests[NCASES * BK_N + 5];
+    struct CMUnitTest tests[NCASES * BK_N + 6];
     int n = 0;
     for (int i = 0; i < NCASES; i++)
         for (int b = 0; b < BK_N; b++, n++) {
@@ -887,6 +923,7 @@ int main(void)
     tests[n++] = (struct CMUnitTest){"bad args/cpu", test_bad_args_cpu, NULL, NULL, NULL};
     tests[n++] = (struct CMUnitTest){"bad args/cpu-screen", test_bad_args_screen, NULL, NULL, NULL};
     tests[n++] = (struct CMUnitTest){"near zero/cpu-screen", test_screen_near_zero, NULL, NULL, NULL};
+    tests[n++] = (struct CMUnitTest){"non-finite/cpu-screen", test_screen_nonfinite, NULL, NULL, NULL};
     tests[n++] = (struct CMUnitTest){"bad args/gpu-bf16", test_bad_args_gpu_bf16, NULL, NULL, NULL};
     tests[n++] = (struct CMUnitTest){"bad args/gpu-fp32", test_bad_args_gpu_fp32, NULL, NULL, NULL};
     if (getenv("SPLADE_TEST_FILTER")) /* e.g. "*gpu-bf16" (bench/gpu.sh's sanitizer runs) */
