@@ -134,7 +134,8 @@ static int layer_bf16(const fwd *f, const splade_layer *p, const splade_bf16_lay
     splade_team_barrier(t);
     layer_norm_bf16(f, tid, t, w->tmp, w->tmpb, p->ln1_g, p->ln1_b);
     splade_team_barrier(t);
-    rc = rc ? rc : splade_dnnl_share(q->ffn_in, w->tmpb, f->T, w->ffn, w->ffnb, SPLADE_DNNL_GELU, tid, n);
+    /* GELU(FFN-in) in bf16 alone: only ffn_out reads it */
+    rc = rc ? rc : splade_dnnl_share(q->ffn_in, w->tmpb, f->T, NULL, w->ffnb, SPLADE_DNNL_GELU, tid, n);
     copy_cols(f, tid, t, w->tmp, w->x, H);
     splade_team_barrier(t);
     rc = rc ? rc : splade_dnnl_share(q->ffn_out, w->ffnb, f->T, w->x, NULL, SPLADE_DNNL_ACCUM, tid, n);

@@ -129,7 +129,13 @@ int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0,
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN thread state");
     const int32_t P = splade_dnnl_weights_width(&l->w, p), c0 = p * SPLADE_DNNL_PANEL;
     int rc = splade_dnnl_unit_to(l, A + (size_t)r0 * l->w.K, rows, p, c->tile, P, 0);
-    for (int32_t i = 0; !rc && i < rows; i++) {
+    for (int32_t i = 0; !rc && !C && i < rows; i++) { /* the bf16 copy alone: the tile is the row */
+        float *t = c->tile + (size_t)i * P;
+        if (flags & SPLADE_DNNL_GELU)
+            splade_gelu(t, P);
+        splade_to_bf16(t, Cb + (size_t)(r0 + i) * ldc + c0, (size_t)P);
+    }
+    for (int32_t i = 0; !rc && C && i < rows; i++) {
         float *dst = C + (size_t)(r0 + i) * ldc + c0;
         const float *t = c->tile + (size_t)i * P;
         if (flags & SPLADE_DNNL_ACCUM)

@@ -36,7 +36,9 @@ enum {
 
 /* One unit: rows [r0, r0 + rows) of A (bf16 [M, K], row stride K) against panel p, into C (fp32,
  * row stride ldc, the panel's columns at C + panel offset) with flags; Cb (optional, bf16, row
- * stride ldc) gets the same values rounded to bf16, the next GEMM's input. Returns a status
+ * stride ldc) gets the same values rounded to bf16, the next GEMM's input. C NULL (not with
+ * SPLADE_DNNL_ACCUM): Cb alone, for an output only the next GEMM reads (the FFN's GELU: its fp32
+ * rows are ~T x 3072 x 4 bytes of stores per layer that nothing reads). Returns a status
  * (primitive creation can fail for lack of memory). */
 int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p, float *C,
                      int32_t ldc, uint16_t *Cb, int flags);
