@@ -20,6 +20,14 @@ typedef struct {
     size_t per_thread;
 } head;
 
+/* m[j] = max(m[j], l[j]) for j < n. Called with the constant SPLADE_DNNL_PANEL for full panels: GCC
+ * -O2 vectorizes a loop of constant count only (this fold was ~3% of an int8 document, scalar). */
+static inline void fold_max(float *restrict m, const float *restrict l, int32_t n)
+{
+    for (int32_t j = 0; j < n; j++)
+        m[j] = l[j] > m[j] ? l[j] : m[j];
+}
+
 /* The maxima of panel p's logits per sequence, then log1p(relu(.)) into out. */
 static int head_panel(const head *h, int32_t p, float *logits, float *mx)
 {
@@ -38,8 +46,10 @@ static int head_panel(const head *h, int32_t p, float *logits, float *mx)
                 b++;
             const float *l = logits + (size_t)i * P;
             float *m = mx + (size_t)b * SPLADE_DNNL_PANEL;
-            for (int32_t j = 0; j < P; j++)
-                m[j] = l[j] > m[j] ? l[j] : m[j];
+            if (P == SPLADE_DNNL_PANEL)
+                fold_max(m, l, SPLADE_DNNL_PANEL);
+            else
+                fold_max(m, l, P);
         }
     }
     for (b = 0; b < h->B; b++)
