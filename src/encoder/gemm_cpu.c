@@ -326,8 +326,7 @@ static void dnnl_share(const float *A, int32_t M, int32_t K, const float *W, con
         for (int32_t i = 0; i < rows; i++) {
             float *d = c + (size_t)i * N;
             if (tile && (flags & SPLADE_GEMM_ACCUM))
-                for (int32_t j = 0; j < cols; j++)
-                    d[j] += tile[(size_t)i * cols + j];
+                splade_add_row(d, tile + (size_t)i * cols, cols);
             else if (tile)
                 memcpy(d, tile + (size_t)i * cols, (size_t)cols * sizeof *d);
             if (flags & SPLADE_GEMM_GELU)

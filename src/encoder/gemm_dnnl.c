@@ -139,8 +139,7 @@ int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0,
         float *dst = C + (size_t)(r0 + i) * ldc + c0;
         const float *t = c->tile + (size_t)i * P;
         if (flags & SPLADE_DNNL_ACCUM)
-            for (int32_t j = 0; j < P; j++)
-                dst[j] += t[j];
+            splade_add_row(dst, t, P);
         else
             memcpy(dst, t, (size_t)P * sizeof *dst);
         if (flags & SPLADE_DNNL_GELU)

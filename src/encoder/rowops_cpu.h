@@ -11,4 +11,20 @@ void splade_layer_norm(float *x, int32_t r0, int32_t r1, int32_t H, const float 
 /* x[i] = x * Phi(x) with erf (BERT's "gelu", not the tanh approximation), i < n. */
 void splade_gelu(float *x, int32_t n);
 
+/* d[j] += t[j], j < n: a GEMM tile's row onto the residual. Inline, and called with a constant n for
+ * full 128-column panels: GCC -O2 vectorizes a loop of constant count only. */
+static inline void splade_add_row_n(float *restrict d, const float *restrict t, int32_t n)
+{
+    for (int32_t j = 0; j < n; j++)
+        d[j] += t[j];
+}
+
+static inline void splade_add_row(float *restrict d, const float *restrict t, int32_t n)
+{
+    if (n == 128)
+        splade_add_row_n(d, t, 128);
+    else
+        splade_add_row_n(d, t, n);
+}
+
 #endif
