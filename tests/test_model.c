@@ -331,8 +331,6 @@ static void test_nonfinite_output(void **state)
     splade_sparse_free(&v[1]);
     bias[7] = INFINITY; /* past the load check: stands in for an overflow inside the forward */
     m->decoder_b = bias;
-    splade_encoder_free(e); /* an encoder takes its copies of the weights (the head's screen) when created */
-    assert_int_equal(splade_encoder_create(m, &o, &e), SPLADE_OK);
     rc = splade_encoder_encode(e, texts, NULL, 2, v, NULL);
     printf("  -> %s\n", splade_error_detail());
     assert_int_equal(rc, SPLADE_ERR_MODEL);

@@ -20,7 +20,15 @@ typedef struct {
     splade_cpu_bf16 *bf; /* bf16 weights (opt-in), made at upload */
     splade_cpu_int8 *q8; /* int8 weights (opt-in), made at upload */
     splade_head_screen *screen; /* fp32: the head's bf16 screen where the CPU has bf16 (else NULL) */
+    int64_t tokens;             /* forwarded so far: the screen is made once they pay for it */
+    int screen_tried;
 } cpu_state;
+
+/* Tokens after which the fp32 head's screen is made. Making it (a bf16 copy of the decoder) costs
+ * ~80 ms for bert-base on one core, 17% of a one-query `encode`; it saves ~0.24 ms per document
+ * token and ~0.06 per query token (bench/results/cpu-head-screen-2026-11-25.md): from a batch of
+ * two documents, or after a few hundred query tokens, on. */
+enum { SCREEN_AFTER_TOKENS = 512 };
 
 static int cpu_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
 {
@@ -37,19 +45,20 @@ static int cpu_create(const splade_encoder_opts *o, int device, int tune, void *
     return SPLADE_OK;
 }
 
-/* The fp32 head's screen (lmhead_screen_cpu.h) for a max-pooled model, unless $SPLADE_LMHEAD_CPU
- * asks for the plain head; a CPU without bf16 keeps the plain head, no error. */
-static int make_screen(cpu_state *s)
+/* The fp32 head's screen (lmhead_screen_cpu.h) for a max-pooled model, once SCREEN_AFTER_TOKENS
+ * were forwarded, unless $SPLADE_LMHEAD_CPU asks for the plain head. Tried once; without it (a CPU
+ * without bf16, no memory for the copy) the plain fp32 head runs, with the same results. */
+static void maybe_make_screen(cpu_state *s, int32_t tokens)
 {
+    s->tokens += tokens;
+    if (s->screen_tried || s->tokens < SCREEN_AFTER_TOKENS)
+        return;
+    s->screen_tried = 1;
     const splade_config *c = splade_model_config(s->m);
     if (s->precision != SPLADE_CPU_FP32 || c->pooling == SPLADE_POOL_SUM || splade_settings_get()->lmhead_cpu_full)
-        return SPLADE_OK;
-    int rc = splade_head_screen_create(s->m->decoder_w, s->m->decoder_b, c->vocab_size, c->hidden_size, &s->screen);
-    if (rc == SPLADE_ERR_UNSUPPORTED) {
+        return;
+    if (splade_head_screen_create(s->m->decoder_w, s->m->decoder_b, c->vocab_size, c->hidden_size, &s->screen))
         splade_clear_error();
-        return SPLADE_OK;
-    }
-    return rc;
 }
 
 static int cpu_upload(void *state, const splade_model *m)
@@ -60,7 +69,7 @@ static int cpu_upload(void *state, const splade_model *m)
         return splade_cpu_bf16_create(m, &s->bf); /* SPLADE_ERR_UNSUPPORTED on a CPU without bf16 */
     if (s->precision == SPLADE_CPU_INT8 && !s->q8)
         return splade_cpu_int8_create(m, &s->q8); /* SPLADE_ERR_UNSUPPORTED on a CPU without VNNI */
-    return s->screen ? SPLADE_OK : make_screen(s);
+    return SPLADE_OK;
 }
 
 /* Bytes a CPU forward of sequences [0, n) takes beyond the weights: the activations (x, q, k, v,
@@ -85,7 +94,8 @@ static int32_t cpu_fit(void *state, const int32_t *offsets, int32_t B)
 
 static int cpu_forward(void *state, const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense)
 {
-    const cpu_state *s = state;
+    cpu_state *s = state;
+    maybe_make_screen(s, offsets[B] - offsets[0]);
     return splade_forward_cpu_lowp(s->m, s->bf, s->q8, s->screen, ids, offsets, B, out_dense, s->threads);
 }
 

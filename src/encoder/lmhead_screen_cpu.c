@@ -1,20 +1,20 @@
 /* The screened fp32 SPLADE head (lmhead_screen_cpu.h): bf16 maxima with a rigorous error bound,
- * then fp32 for the terms the bound cannot rule out. */
+ * then the plain fp32 head's own arithmetic for the terms the bound cannot rule out. */
 #include "encoder/lmhead_screen_cpu.h"
 #include "common/cpu_team.h"
 #include "common/fail.h"
 #include "encoder/forward_cpu_bf16.h"
 #include "encoder/gemm_dnnl.h"
+#include "lmhead_fused/lmhead.h"
+#include "lmhead_fused/lmhead_cpu_internal.h"
 #include "splade.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Terms recomputed per unit of work: one sgemm of a sequence's rows against CHUNK gathered
- * decoder rows. Units sit at fixed places in the candidate list, so the bits never depend on the
- * thread count. */
+/* Terms recomputed per unit of work: the plain head's kernel over a sequence's rows and CHUNK
+ * gathered decoder rows (splade_lmhead_cpu_columns: its bits exactly). */
 enum { CHUNK = 64 };
 
 struct splade_head_screen {
@@ -57,6 +57,8 @@ int splade_head_screen_create(const float *W, const float *bias, int32_t V, int3
     int rc = splade_dnnl_bf16_check();
     if (rc)
         return rc;
+    if (!splade_lmhead_cpu_avx512_usable()) /* the fp32 pass is the plain head's AVX-512 kernel */
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "LM head screen: the plain head does not run its AVX-512 kernel here");
     splade_head_screen *s = calloc(1, sizeof *s);
     if (!s)
         return splade_fail(SPLADE_ERR_NOMEM, "LM head screen");
@@ -135,8 +137,8 @@ typedef struct {
     size_t per_thread;
 } refine_job;
 
-/* Unit u: CHUNK candidates of one sequence, their fp32 logits by one sgemm, max, bias, activation. */
-static void refine_unit(const refine_job *j, int64_t u, float *Wc, float *C)
+/* Unit u: CHUNK candidates of one sequence, through the plain head's own arithmetic (the same bits). */
+static int refine_unit(const refine_job *j, int64_t u, float *scratch, float *vals)
 {
     const splade_head_screen *s = j->s;
     int32_t b = 0;
@@ -144,47 +146,33 @@ static void refine_unit(const refine_job *j, int64_t u, float *Wc, float *C)
         b++;
     const int64_t c0 = j->start[b] + (u - j->unit0[b]) * CHUNK;
     const int32_t n = (int32_t)(j->start[b + 1] - c0 < CHUNK ? j->start[b + 1] - c0 : CHUNK);
-    const int32_t r0 = j->offsets[b], L = j->offsets[b + 1] - r0, K = s->K;
-    for (int32_t i = 0; i < n; i++)
-        memcpy(Wc + (size_t)i * K, s->W + (size_t)j->cand[c0 + i] * K, (size_t)K * sizeof *Wc);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, n, K, 1.0f, j->X + (size_t)r0 * K, K, Wc, K, 0.0f, C, n);
+    const int32_t r0 = j->offsets[b], L = j->offsets[b + 1] - r0;
+    int rc = splade_lmhead_cpu_columns(j->X + (size_t)r0 * s->K, L, s->K, s->W, s->bias, j->cand + c0, n, vals,
+                                       scratch);
     float *o = j->out + (size_t)b * s->V;
-    for (int32_t i = 0; i < n; i++) {
-        float m = -INFINITY;
-        for (int32_t t = 0; t < L; t++)
-            m = C[(size_t)t * n + i] > m || isnan(C[(size_t)t * n + i]) ? C[(size_t)t * n + i] : m;
-        const int32_t v = j->cand[c0 + i];
-        const float y = m + s->bias[v];
-        o[v] = y > 0.0f ? log1pf(y) : isnan(y) ? y : 0.0f;
-    }
+    for (int32_t i = 0; !rc && i < n; i++)
+        o[j->cand[c0 + i]] = vals[i];
+    return rc;
 }
 
 static int refine_team(void *ctx, int tid, splade_team *t)
 {
     const refine_job *j = ctx;
-    float *Wc = j->scratch + (size_t)tid * j->per_thread, *C = Wc + (size_t)CHUNK * j->s->K;
-    int u0, u1;
+    float *scratch = j->scratch + (size_t)tid * j->per_thread, *vals = scratch + j->per_thread - CHUNK;
+    int u0, u1, rc = SPLADE_OK;
     splade_team_split(tid, splade_team_size(t), (int)j->unit0[j->B], 1, &u0, &u1);
-    for (int u = u0; u < u1; u++)
-        refine_unit(j, u, Wc, C);
-    return SPLADE_OK;
+    for (int u = u0; !rc && u < u1; u++)
+        rc = refine_unit(j, u, scratch, vals);
+    return rc;
 }
 
 static int refine(refine_job *j, int nthreads)
 {
-    int32_t maxL = 0;
-    for (int32_t b = 0; b < j->B; b++) {
-        const int32_t L = j->offsets[b + 1] - j->offsets[b];
-        maxL = L > maxL ? L : maxL;
-    }
-    j->per_thread = ((size_t)CHUNK * j->s->K + (size_t)maxL * CHUNK + 15) / 16 * 16;
-    j->scratch = malloc(j->per_thread * (size_t)nthreads * sizeof(float));
+    j->per_thread = (splade_lmhead_cpu_columns_scratch(j->s->K, CHUNK) + CHUNK + 15) / 16 * 16;
+    j->scratch = aligned_alloc(64, j->per_thread * (size_t)nthreads * sizeof(float));
     if (!j->scratch)
         return splade_fail(SPLADE_ERR_NOMEM, "LM head screen: %d threads' scratch", nthreads);
-    const int saved = openblas_get_num_threads(); /* the team owns the threading */
-    openblas_set_num_threads(1);
     int rc = splade_team_run(nthreads, refine_team, j);
-    openblas_set_num_threads(saved);
     free(j->scratch);
     return rc;
 }

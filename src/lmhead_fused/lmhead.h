@@ -24,6 +24,16 @@ extern "C" {
 int splade_lmhead_cpu(const float *H, const int32_t *seq_start, const int32_t *seq_len, int32_t B,
                                  int32_t D, const float *W, const float *bias, int32_t V, float *out, int threads);
 
+/* Some columns of splade_lmhead_cpu's output for one sequence, bit for bit: out[i] = its value at
+ * vocabulary column cols[i] for the sequence of H rows [0, len), i < n. scratch: at least
+ * splade_lmhead_cpu_columns_scratch(D, n) floats, 64-byte aligned. The same per-element arithmetic
+ * as splade_lmhead_cpu (one FMA chain over D per logit, exact max), so a caller that knows which
+ * columns can be nonzero (the encoder's bf16 screen) computes only those and changes no bit.
+ * SPLADE_ERR_UNSUPPORTED where splade_lmhead_cpu would not run its AVX-512 kernel. */
+int splade_lmhead_cpu_columns(const float *H, int32_t len, int32_t D, const float *W, const float *bias,
+                              const int32_t *cols, int32_t n, float *out, float *scratch);
+size_t splade_lmhead_cpu_columns_scratch(int32_t D, int32_t n);
+
 /* GPU heads (device pointers; `stream` is a cudaStream_t). H bf16 [rows, D]; W bf16 [V, D]
  * (row stride D; the kernel handles V not a multiple of its tile); bias fp32 [V];
  * seq_start/seq_len int32 [B] on the device; max_len >= every seq_len; out fp32 [B,V].

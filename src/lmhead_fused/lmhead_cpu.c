@@ -14,6 +14,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { VT = 2048, ROW_CAP = 1024 };
 
@@ -187,5 +188,29 @@ int splade_lmhead_cpu(const float *H, const int32_t *seq_start, const int32_t *s
             float x = out[(size_t)b * V + v] + bias[v]; /* -inf for an empty sequence -> 0 */
             out[(size_t)b * V + v] = x > 0.0f ? log1pf(x) : 0.0f;
         }
+    return SPLADE_OK;
+}
+
+size_t splade_lmhead_cpu_columns_scratch(int32_t D, int32_t n)
+{
+    return ((size_t)D * 32 + 15) / 16 * 16 + (size_t)n * D; /* Ht [D][32], then the gathered rows */
+}
+
+int splade_lmhead_cpu_columns(const float *H, int32_t len, int32_t D, const float *W, const float *bias,
+                              const int32_t *cols, int32_t n, float *out, float *scratch)
+{
+    if (!splade_lmhead_cpu_avx512_usable())
+        return splade_fail(SPLADE_ERR_UNSUPPORTED, "splade_lmhead_cpu_columns: no AVX-512 kernel here");
+    float *Ht = scratch, *Wc = scratch + ((size_t)D * 32 + 15) / 16 * 16;
+    for (int32_t i = 0; i < n; i++) {
+        memcpy(Wc + (size_t)i * D, W + (size_t)cols[i] * D, (size_t)D * sizeof *Wc);
+        out[i] = -INFINITY;
+    }
+    const int32_t one = 0;
+    tile_fused(H, &one, &len, 1, D, Wc, 0, n, n, out, Ht);
+    for (int32_t i = 0; i < n; i++) { /* as splade_lmhead_cpu's last loop */
+        float x = out[i] + bias[cols[i]];
+        out[i] = x > 0.0f ? log1pf(x) : 0.0f;
+    }
     return SPLADE_OK;
 }
