@@ -18,7 +18,6 @@ with open('/work/r1m/docs.vec.jsonl') as f:
         r = pos[j['id']]
         for t, w in j['vector'].items():
             rows.append(r); cols.append(vocab.setdefault(t, len(vocab))); vals.append(w)
-        if len(rows) and r is None: break
 D = sp.csr_matrix((np.array(vals, np.float32), (rows, cols)), shape=(N, len(vocab)))
 print('docs', N, 'terms', len(vocab), 'postings', D.nnz, file=sys.stderr)
 Q = []
