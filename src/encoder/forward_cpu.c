@@ -455,12 +455,37 @@ static void second_log1p(float *out, size_t n)
         out[i] = log1pf(out[i]);
 }
 
+/* The max-pooled SPLADE head over the MLM output: the reduced-precision forwards' bf16 or int8 head,
+ * else the fp32 head (through its bf16 screen when given: the same bits). */
+static int max_head(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8,
+                    const splade_head_screen *screen, const int32_t *offsets, int32_t B, float *out, int nthreads,
+                    const workspace *w)
+{
+    const splade_config *c = &m->cfg;
+    const splade_dnnl_linear *dec_bf = q8 ? q8->decoder_bf : bf ? bf->decoder : NULL;
+    if (dec_bf)
+        return splade_lmhead_cpu_bf16(dec_bf, w->xb, offsets, B, out, nthreads);
+    if (q8 && q8->head == SPLADE_Q8_HEAD_INT8)
+        return splade_lmhead_cpu_int8(q8->decoder, &w->xq, offsets, B, out, nthreads);
+    if (screen)
+        return splade_lmhead_cpu_screened(screen, w->q, offsets, B, out, nthreads, NULL);
+    int32_t *len = malloc((size_t)B * sizeof *len);
+    if (!len)
+        return splade_fail(SPLADE_ERR_NOMEM, "forward: %d lengths", (int)B);
+    for (int32_t b = 0; b < B; b++)
+        len[b] = offsets[b + 1] - offsets[b];
+    int rc = splade_lmhead_cpu(w->q, offsets, len, B, c->hidden_size, m->decoder_w, m->decoder_b, c->vocab_size,
+                               out, nthreads);
+    free(len);
+    return rc;
+}
+
 static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8,
                const splade_head_screen *screen, const int32_t *ids, const int32_t *offsets, int32_t B, float *out,
                int nthreads, workspace *w)
 {
     const splade_config *c = &m->cfg;
-    const int32_t T = offsets[B], H = c->hidden_size;
+    const int32_t T = offsets[B];
     fwd f = {m, ids, offsets, B, T, w, bf, q8, 0, 0};
     if (q8)
         f.q8_fp32 = splade_settings_get()->cpu_int8_fp32, f.q8_per_tensor = splade_settings_get()->cpu_int8_per_tensor;
@@ -474,27 +499,7 @@ static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cp
         return rc;
     if (c->pooling == SPLADE_POOL_SUM) /* the fp32 MLM output is in w->q on both paths */
         return sum_head(m, w->q, offsets, B, out);
-    const splade_dnnl_linear *dec_bf = q8 ? q8->decoder_bf : bf ? bf->decoder : NULL;
-    if (dec_bf || (q8 && q8->head == SPLADE_Q8_HEAD_INT8)) {
-        rc = dec_bf ? splade_lmhead_cpu_bf16(dec_bf, w->xb, offsets, B, out, nthreads)
-                    : splade_lmhead_cpu_int8(q8->decoder, &w->xq, offsets, B, out, nthreads);
-        if (!rc && c->activation == SPLADE_ACT_LOG1P_LOG1P_RELU)
-            second_log1p(out, (size_t)B * (size_t)c->vocab_size);
-        return rc;
-    }
-    if (screen) {
-        rc = splade_lmhead_cpu_screened(screen, w->q, offsets, B, out, nthreads, NULL);
-        if (!rc && c->activation == SPLADE_ACT_LOG1P_LOG1P_RELU)
-            second_log1p(out, (size_t)B * (size_t)c->vocab_size);
-        return rc;
-    }
-    int32_t *len = malloc((size_t)B * sizeof *len);
-    if (!len)
-        return splade_fail(SPLADE_ERR_NOMEM, "forward: %d lengths", (int)B);
-    for (int32_t b = 0; b < B; b++)
-        len[b] = offsets[b + 1] - offsets[b];
-    rc = splade_lmhead_cpu(w->q, offsets, len, B, H, m->decoder_w, m->decoder_b, c->vocab_size, out, nthreads);
-    free(len);
+    rc = max_head(m, bf, q8, screen, offsets, B, out, nthreads, w);
     if (!rc && c->activation == SPLADE_ACT_LOG1P_LOG1P_RELU)
         second_log1p(out, (size_t)B * (size_t)c->vocab_size);
     return rc;

@@ -106,6 +106,13 @@ static void tile(const float *H, const int32_t *seq_start, const int32_t *seq_le
 
 enum { MAX_THREADS = 64 };
 
+/* A sequence's maximum logit (-inf when it is empty) plus the bias, through log1p(relu(.)). */
+static inline float activate(float max, float bias)
+{
+    float x = max + bias;
+    return x > 0.0f ? log1pf(x) : 0.0f;
+}
+
 typedef struct {
     const float *H, *W;
     const int32_t *seq_start, *seq_len;
@@ -184,10 +191,8 @@ int splade_lmhead_cpu(const float *H, const int32_t *seq_start, const int32_t *s
     if (rc)
         return rc;
     for (int32_t b = 0; b < B; b++)
-        for (int32_t v = 0; v < V; v++) {
-            float x = out[(size_t)b * V + v] + bias[v]; /* -inf for an empty sequence -> 0 */
-            out[(size_t)b * V + v] = x > 0.0f ? log1pf(x) : 0.0f;
-        }
+        for (int32_t v = 0; v < V; v++)
+            out[(size_t)b * V + v] = activate(out[(size_t)b * V + v], bias[v]);
     return SPLADE_OK;
 }
 
@@ -206,11 +211,9 @@ int splade_lmhead_cpu_columns(const float *H, int32_t len, int32_t D, const floa
         memcpy(Wc + (size_t)i * D, W + (size_t)cols[i] * D, (size_t)D * sizeof *Wc);
         out[i] = -INFINITY;
     }
-    const int32_t one = 0;
-    tile_fused(H, &one, &len, 1, D, Wc, 0, n, n, out, Ht);
-    for (int32_t i = 0; i < n; i++) { /* as splade_lmhead_cpu's last loop */
-        float x = out[i] + bias[cols[i]];
-        out[i] = x > 0.0f ? log1pf(x) : 0.0f;
-    }
+    const int32_t start = 0;
+    tile_fused(H, &start, &len, 1, D, Wc, 0, n, n, out, Ht);
+    for (int32_t i = 0; i < n; i++)
+        out[i] = activate(out[i], bias[cols[i]]);
     return SPLADE_OK;
 }
