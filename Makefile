@@ -247,7 +247,8 @@ check: all $(TEST_BIN) $(FUZZ_REPLAY) models
 # The tests that run threads (the CPU team, the encoder, the CPU LM head, parallel inversion, batch
 # queries), under ThreadSanitizer: `make test`'s third part. TSan slows them ~5-15x, hence a subset of
 # the suite (and the LM head's small cases only).
-TSAN_TESTS := test_cpu_team test_encoder_cpu test_index test_model test_lmhead_backends test_multi_gpu test_ingest_pipeline
+TSAN_TESTS := test_cpu_team test_encoder_cpu test_index test_model test_lmhead_backends test_multi_gpu test_ingest_pipeline \
+              test_corpus_batch
 TSAN_CLI   := test_threads_deterministic test_index_vectors
 tsan-check: all $(TSAN_TESTS:%=$(BUILD)/tests/%) models
 	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp $(TSAN_OPTIONS)" \

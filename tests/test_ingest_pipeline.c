@@ -5,7 +5,8 @@
  * written files, for chunk sizes from 1 to more than the corpus, in one file and in a bounded-memory
  * build that spills segments; plus the errors of a later chunk (duplicate id, malformed line, skipped
  * lines) and the GPU warm-up calls, which must be harmless without a GPU. Random texts of random
- * lengths (fixed seeds, printed) on the fixture model of model_fixture.h. */
+ * lengths (fixed seeds, printed) on the fixture model of model_fixture.h. The pipeline parses the
+ * corpus lines on 3 threads (SPLADE_PARSE_THREADS, set in main). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -311,6 +312,9 @@ static void test_warm_up_without_gpu(void **state)
 
 int main(void)
 {
+    /* corpus lines parsed on 3 threads (src/common/corpus_batch.h) whatever this machine's CPU count,
+     * against the serial reference's splade_corpus_next */
+    setenv("SPLADE_PARSE_THREADS", "3", 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pipeline_matches_serial),
         cmocka_unit_test(test_pipeline_matches_serial_segments),

@@ -346,7 +346,7 @@ static int holds_nul(json_t *v)
 }
 
 /* jansson refuses \u0000 naming its own flag: say which field holds it instead. */
-static int nul_escape_error(splade_jsonl *j, const char *text, size_t n)
+static int nul_escape_error(const char *path, long line, const char *text, size_t n)
 {
     json_t *all = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
     const char *key, *field = NULL;
@@ -354,34 +354,35 @@ static int nul_escape_error(splade_jsonl *j, const char *text, size_t n)
     if (json_is_object(all))
         json_object_foreach(all, key, v) if (!field && holds_nul(v)) field = key;
     int rc = field ? splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: field \"%s\" holds \\u0000 (a NUL character), which is "
-                                 "not supported", j->path, j->line_no, field)
-                   : splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: \\u0000 (a NUL character) is not supported", j->path,
-                                 j->line_no);
+                                 "not supported", path, line, field)
+                   : splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: \\u0000 (a NUL character) is not supported", path, line);
     json_decref(all);
     return rc;
 }
 
-static int parse_line(splade_jsonl *j, const char *text, size_t n, json_t **obj)
+int splade_jsonl_parse(const char *path, long line, const char *text, size_t n, json_t **obj)
 {
     json_error_t err;
-    json_decref(j->current);
-    j->current = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
-    if (!j->current && json_error_code(&err) == json_error_null_character)
-        return nul_escape_error(j, text, n);
-    if (!j->current)
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: invalid JSON: %s", j->path, j->line_no, err.text);
-    if (!json_is_object(j->current))
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: expected a JSON object", j->path, j->line_no);
-    *obj = j->current;
+    json_t *o = json_loadb(text, n, JSON_REJECT_DUPLICATES, &err);
+    *obj = NULL;
+    if (!o && json_error_code(&err) == json_error_null_character)
+        return nul_escape_error(path, line, text, n);
+    if (!o)
+        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: invalid JSON: %s", path, line, err.text);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: expected a JSON object", path, line);
+    }
+    *obj = o;
     return 1;
 }
 
 static int is_blank(const char *s, size_t n) { return strspn(s, " \t\r") == n; }
 
-int splade_jsonl_next(splade_jsonl *j, json_t **obj)
+int splade_jsonl_next_line(splade_jsonl *j, const char **text, size_t *n)
 {
-    if (!j || !obj)
-        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_jsonl_next: NULL argument");
+    if (!j || !text || !n)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_jsonl_next_line: NULL argument");
     if (j->failed)
         return splade_fail(j->failed, "%s:%ld: reading stopped at an earlier error", j->path, j->line_no + 1);
     for (;;) {
@@ -390,15 +391,30 @@ int splade_jsonl_next(splade_jsonl *j, json_t **obj)
             rc = read_line(j);
         if (rc <= 0)
             return rc;
-        const char *text = j->line;
-        size_t n = j->line_len;
-        if (j->line_no == 1 && n >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) { /* a byte-order mark */
-            text += 3;
-            n -= 3;
+        *text = j->line;
+        *n = j->line_len;
+        if (j->line_no == 1 && *n >= 3 && !memcmp(*text, "\xef\xbb\xbf", 3)) { /* a byte-order mark */
+            *text += 3;
+            *n -= 3;
         }
-        if (!is_blank(text, n))
-            return parse_line(j, text, n, obj);
+        if (!is_blank(*text, *n))
+            return 1;
     }
+}
+
+int splade_jsonl_next(splade_jsonl *j, json_t **obj)
+{
+    if (!j || !obj)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_jsonl_next: NULL argument");
+    const char *text;
+    size_t n;
+    int rc = splade_jsonl_next_line(j, &text, &n);
+    if (rc <= 0)
+        return rc;
+    json_decref(j->current);
+    rc = splade_jsonl_parse(j->path, j->line_no, text, n, &j->current);
+    *obj = j->current;
+    return rc;
 }
 
 const char *splade_jsonl_path(const splade_jsonl *j) { return j->path; }
@@ -424,6 +440,12 @@ void splade_jsonl_close(splade_jsonl *j)
 int splade_jsonl_id(const splade_jsonl *j, json_t *obj, const char *first, const char *second, char buf[32],
                     const char **id)
 {
+    return splade_jsonl_id_at(j->path, j->line_no, obj, first, second, buf, id);
+}
+
+int splade_jsonl_id_at(const char *path, long line, json_t *obj, const char *first, const char *second, char buf[32],
+                       const char **id)
+{
     const char *field = first;
     json_t *v = json_object_get(obj, first);
     if (!v)
@@ -433,15 +455,15 @@ int splade_jsonl_id(const splade_jsonl *j, json_t *obj, const char *first, const
         const char *why = splade_id_problem(json_string_value(v), json_string_length(v));
         if (why)
             return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: field \"%s\" %s (ids must be 1 to %d bytes of UTF-8 "
-                               "without whitespace or control characters)", j->path, j->line_no, field, why,
+                               "without whitespace or control characters)", path, line, field, why,
                                SPLADE_ID_MAX);
         *id = json_string_value(v);
     } else if (json_is_integer(v)) {
         snprintf(buf, 32, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         *id = buf;
     } else {
-        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-string/integer field \"%s\" or \"%s\"", j->path,
-                           j->line_no, first, second);
+        return splade_fail(SPLADE_ERR_FORMAT, "%s:%ld: missing or non-string/integer field \"%s\" or \"%s\"", path,
+                           line, first, second);
     }
     return SPLADE_OK;
 }

@@ -40,6 +40,17 @@ void splade_jsonl_set_max_line(splade_jsonl *j, size_t max_line);
  * or a negative status. */
 int splade_jsonl_next(splade_jsonl *j, json_t **obj);
 
+/* The next non-blank line's bytes (a byte-order mark at the start dropped, no newline; valid until
+ * the next call or close): 1, 0 at end of input, or a negative status as for splade_jsonl_next.
+ * With splade_jsonl_parse, what splade_jsonl_next does, split so that a caller can parse lines
+ * on other threads (src/common/corpus_batch.c). */
+int splade_jsonl_next_line(splade_jsonl *j, const char **text, size_t *n);
+
+/* Parses one line read as line number `line` of `path` (both only for error details): 1 with *obj,
+ * a new reference the caller must json_decref, or SPLADE_ERR_FORMAT as splade_jsonl_next reports
+ * it. Thread-safe: it touches no reader. */
+int splade_jsonl_parse(const char *path, long line, const char *text, size_t n, json_t **obj);
+
 const char *splade_jsonl_path(const splade_jsonl *j);
 long splade_jsonl_line(const splade_jsonl *j);  /* 1-based line of the last record read */
 void splade_jsonl_close(splade_jsonl *j);
@@ -50,6 +61,9 @@ void splade_jsonl_close(splade_jsonl *j);
  * type, or breaks the id rule (splade_id_problem). */
 int splade_jsonl_id(const splade_jsonl *j, json_t *obj, const char *first, const char *second, char buf[32],
                     const char **id);
+/* The same for a record parsed apart from its reader (splade_jsonl_parse). */
+int splade_jsonl_id_at(const char *path, long line, json_t *obj, const char *first, const char *second, char buf[32],
+                       const char **id);
 
 #ifdef __cplusplus
 }

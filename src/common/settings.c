@@ -88,6 +88,7 @@ static void read_env(void)
     s.timings = int_or("SPLADE_TIMINGS", 0) != 0;
     s.gpu_warm = int_or("SPLADE_GPU_WARM", 1) != 0;
     s.gpu_search_chunk = int_or("SPLADE_GPU_SEARCH_CHUNK", 0);
+    s.parse_threads = int_or("SPLADE_PARSE_THREADS", 0);
     s.gpu_search_window = is("SPLADE_GPU_SEARCH_KERNEL", "window");
     s.gpu_search_window_docs = int_or("SPLADE_GPU_SEARCH_WINDOW", 0);
     s.cpu_int8_fp32 = int8_fp32_set(getenv("SPLADE_CPU_INT8_FP32"));

@@ -45,6 +45,9 @@ typedef struct {
                                      SPLADE_ERR_*; default SPLADE_ERR_CUDA), as a GPU fault would, so that
                                      tests reach the encoder's give-back and the callers' clean-up on any
                                      machine (src/encoder/encoder.c); -1: off (unset or malformed) */
+    int parse_threads;            /* SPLADE_PARSE_THREADS=N: threads parsing a build's corpus lines
+                                     (src/common/corpus_batch.h); 0 (unset): one per CPU but one, at
+                                     most 8 */
     int encoder_fail_batch;       /* its N */
     int encoder_fail_code;        /* its CODE; 0 when not given (the encoder's default, SPLADE_ERR_CUDA) */
 } splade_settings;
