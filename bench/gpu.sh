@@ -338,7 +338,8 @@ if [ "${SKIP_MGPU:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cache/
     # GPU checks the threads and the queue. Then bench_multi_gpu: docs/s of a bert-base-shaped random
     # model per --device spec (MGPU_R copies of SciFact, default 4), vectors compared by hash.
     say "several GPUs: index bytes and scaling (mgpu.txt)"
-    mk all "$BUILD/bench/bench_multi_gpu" >>"$LOG" 2>&1 || say "  build for the multi-GPU check FAILED"
+    mk all "$BUILD/bench/bench_multi_gpu" "$BUILD/bench/bench_corpus_read" >>"$LOG" 2>&1 ||
+        say "  build for the multi-GPU check FAILED"
     MI=/tmp/splade-mgpu; rm -rf $MI && mkdir -p $MI
     MSPECS=${MGPU_SPECS:-cuda:0 cuda:0,0 cuda:all}
     { echo "| build --device | s | index identical to cuda:0 (tune off) |"; echo "|---|---:|---|"; } >"$OUT/mgpu.txt"
@@ -395,6 +396,9 @@ if [ "${SKIP_MGPU:-0}" != 1 ] && [ -f .gpu/scifact/corpus.jsonl ] && [ -d cache/
             sh bench/gpu_pipeline.sh >>"$LOG" 2>&1 || { say "  gpu_pipeline FAILED"; rc=1; }
         { echo; grep -E '^\| |identical' "$OUT/mgpu-build/pipeline.txt"; } >>"$OUT/mgpu.txt"
         grep 'identical to' "$OUT/mgpu-build/pipeline.txt" | grep -v 'base_' | grep -q 'index no' && rc=1
+        # what the reading thread can feed the GPUs: the corpus parsed on 1..8 threads (corpus_batch.h)
+        C=/tmp/splade-mgpu-build/corpus_x${MGPU_BUILD_R:-20}.jsonl
+        [ -f "$C" ] && { echo; echo "corpus reading, $C:"; "$BUILD/bench/bench_corpus_read" "$C" 512 2; } >>"$OUT/mgpu.txt"
     fi
     grep -q '| NO |' "$OUT/mgpu.txt" && { say "  vectors differ between GPU lists"; rc=1; }
     cat "$OUT/mgpu.txt"
