@@ -2,7 +2,8 @@
  * option checks run everywhere; the GPU cases skip visibly without a GPU. On one GPU, "cuda:0,0"
  * runs two encoder instances (two worker threads) on device 0: their vectors must be bit for bit
  * those of one encoder (the same batches, the same GEMM algorithms), also when out-of-memory
- * splitting, fp32, cancellation and a bad device id come in. */
+ * splitting, fp32, cancellation and a bad device id come in. Texts encoded in groups (a build's
+ * calls) form the batches one call per group forms, on the CPU and on every list. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "common/settings.h"
+#include "encoder/encoder_tokenize.h"
 #include "encoder/model_internal.h"
 #include "splade.h"
 #include "splade/encoder.h"
@@ -473,6 +475,61 @@ static void test_same_bits_fp32_dense_topk(void **state)
     compare_lists(o, 202);
 }
 
+/* ---- groups (splade_encoder_encode_ids_grouped: a build hands eight groups to a list at once) ---- */
+
+/* One grouped call against one call per group: the same vectors, and the same batches (as many as
+ * the groups cut apart form: a batch crossing a group would change the count). One encoder of
+ * `single` for the per-group calls, one of `devices` for the grouped call. */
+static void compare_grouped(const char *single, const char *devices, int group, uint64_t seed)
+{
+    static splade_sparse ref[N_TEXTS], got[N_TEXTS];
+    splade_encoder_opts o = base_opts();
+    splade_encoder *one = NULL, *many = NULL;
+    assert_int_equal(splade_parse_devices(single, &o), SPLADE_OK);
+    assert_int_equal(splade_encoder_create(&g_m, &o, &one), SPLADE_OK);
+    assert_int_equal(splade_parse_devices(devices, &o), SPLADE_OK);
+    assert_int_equal(splade_encoder_create(&g_m, &o, &many), SPLADE_OK);
+    texts t = make_texts(seed);
+    int expect = 0;
+    for (int from = 0; from < N_TEXTS; from += group) {
+        const int n = N_TEXTS - from < group ? N_TEXTS - from : group;
+        assert_int_equal(splade_encoder_encode_ids(one, t.ids, t.off + from, n, ref + from), SPLADE_OK);
+        expect += (n + o.batch_size - 1) / o.batch_size;
+    }
+    assert_int_equal(splade_encoder_batches_run(one), expect);
+    printf("  %s, groups of %d: %d batches\n", devices, group, expect);
+    assert_int_equal(splade_encoder_encode_ids_grouped(many, t.ids, t.off, N_TEXTS, group, got), SPLADE_OK);
+    assert_same(ref, got);
+    assert_int_equal(splade_encoder_batches_run(many), expect);
+    free_all(ref);
+    free_all(got);
+    free(t.ids), free(t.off);
+    splade_encoder_free(one);
+    splade_encoder_free(many);
+}
+
+static void test_groups_cpu(void **state)
+{
+    (void)state;
+    static const int groups[] = {1, 7, 16, 40, 256, N_TEXTS, 1000};
+    for (int g = 0; g < 7; g++)
+        compare_grouped("cpu", "cpu", groups[g], 300 + (uint64_t)g);
+}
+
+/* On the GPU a batch's shape picks the GEMM kernels, so regrouped texts would change bits too. */
+static void test_groups_gpu(void **state)
+{
+    (void)state;
+    if (!gpu_or_skip())
+        skip();
+    static const int groups[] = {7, 40, 256};
+    for (int g = 0; g < 3; g++) {
+        compare_grouped("cuda:0", "cuda:0", groups[g], 400 + (uint64_t)g);
+        compare_grouped("cuda:0", "cuda:0,0,0", groups[g], 500 + (uint64_t)g);
+        compare_grouped("cuda:0", "cuda:all", groups[g], 600 + (uint64_t)g);
+    }
+}
+
 /* Every batch over the token cap splits as on out-of-memory, on each worker as on one encoder. */
 static void test_same_bits_when_splitting(void **state)
 {
@@ -644,6 +701,8 @@ int main(void)
         cmocka_unit_test(test_same_bits_bf16),
         cmocka_unit_test(test_same_bits_fp32_dense_topk),
         cmocka_unit_test(test_same_bits_when_splitting),
+        cmocka_unit_test(test_groups_cpu),
+        cmocka_unit_test(test_groups_gpu),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_missing_device),
         cmocka_unit_test(test_fault_moves_batch),

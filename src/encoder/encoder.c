@@ -444,6 +444,7 @@ typedef struct {
     const int32_t *ids, *offsets;
     const by_len *order;
     int n;
+    int group;                      /* texts sorted and batched apart (splade_encoder_encode_ids_grouped) */
     splade_sparse *out;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -454,6 +455,15 @@ typedef struct {
     int rc;                         /* the first fatal error, its detail below */
     char detail[1024];
 } batch_queue;
+
+/* One past the last text of the batch that starts at s: batch_size texts, or fewer at the end of
+ * the call or of s's group, so every group forms the batches a call of its own would. */
+static int batch_end(const batch_queue *q, int s)
+{
+    int end = q->group > 0 ? (s / q->group + 1) * q->group : q->n;
+    end = end < q->n ? end : q->n;
+    return s + q->e->o.batch_size < end ? s + q->e->o.batch_size : end;
+}
 
 /* The next batch's first text, or -1 when none is left (or the run stopped). Waits while another
  * worker still holds a batch that it might give back. */
@@ -467,7 +477,7 @@ static int take_batch(batch_queue *q)
         s = q->retry[--q->n_retry];
     else if (!q->rc && q->next < q->n) {
         s = q->next;
-        q->next += q->e->o.batch_size;
+        q->next = batch_end(q, s);
     }
     q->busy += s >= 0;
     pthread_mutex_unlock(&q->mu);
@@ -553,7 +563,7 @@ static int run_batch(worker *w, int s)
 {
     batch_queue *q = w->q;
     splade_encoder *e = q->e;
-    const int32_t B = q->n - s < e->o.batch_size ? q->n - s : e->o.batch_size;
+    const int32_t B = batch_end(q, s) - s;
     size_t tokens = 0;
     for (int32_t b = 0; b < B; b++)
         tokens += (size_t)q->order[s + b].len;
@@ -636,16 +646,20 @@ static int run_workers(batch_queue *q)
     return q->rc ? splade_fail(q->rc, "%s", q->detail) : SPLADE_OK;
 }
 
-/* Runs sequences in length order, batch by batch, and sparsifies each row into out[idx]. */
-static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, splade_sparse *out)
+/* Runs sequences in length order (within each group of `group`; 0: all), batch by batch, and
+ * sparsifies each row into out[idx]. */
+static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, int group,
+                      splade_sparse *out)
 {
     by_len *order = malloc((size_t)(n ? n : 1) * sizeof *order);
     if (!order)
         return splade_fail(SPLADE_ERR_NOMEM, "encoder batch");
     for (int i = 0; i < n; i++)
         order[i] = (by_len){offsets[i + 1] - offsets[i], i};
-    qsort(order, (size_t)n, sizeof *order, cmp_len);
-    batch_queue q = {.e = e, .ids = ids, .offsets = offsets, .order = order, .n = n, .out = out};
+    const int g = group > 0 && group < n ? group : n;
+    for (int from = 0; from < n; from += g) /* ties go by index: a group sorts as its own call would */
+        qsort(order + from, (size_t)(n - from < g ? n - from : g), sizeof *order, cmp_len);
+    batch_queue q = {.e = e, .ids = ids, .offsets = offsets, .order = order, .n = n, .group = g, .out = out};
     pthread_mutex_init(&q.mu, NULL);
     pthread_cond_init(&q.cv, NULL);
     int rc = run_workers(&q);
@@ -658,10 +672,16 @@ static int run_sorted(splade_encoder *e, const int32_t *ids, const int32_t *offs
 int splade_encoder_encode_ids(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n,
                               splade_sparse *out)
 {
+    return splade_encoder_encode_ids_grouped(e, ids, offsets, n, 0, out);
+}
+
+int splade_encoder_encode_ids_grouped(splade_encoder *e, const int32_t *ids, const int32_t *offsets, int n, int group,
+                                      splade_sparse *out)
+{
     if (!e || !ids || !offsets || !out || n < 0)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode_ids: bad arguments");
     memset(out, 0, (size_t)n * sizeof *out);
-    int rc = run_sorted(e, ids, offsets, n, out);
+    int rc = run_sorted(e, ids, offsets, n, group, out);
     if (rc)
         for (int i = 0; i < n; i++)
             splade_sparse_free(&out[i]);
@@ -913,6 +933,14 @@ int splade_parse_cpu_precision(const char *s, splade_cpu_precision *p)
 }
 
 int32_t splade_encoder_max_length(const splade_encoder *e) { return e ? e->o.max_length : 0; }
+
+int splade_encoder_batches_run(const splade_encoder *e)
+{
+    int n = 0;
+    for (int i = 0; i < SPLADE_MAX_DEVICES; i++)
+        n += e->batches[i];
+    return n;
+}
 
 splade_device splade_encoder_device(const splade_encoder *e) { return e ? e->sl[0].be->device : SPLADE_DEVICE_CPU; }
 

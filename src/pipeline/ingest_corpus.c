@@ -25,6 +25,10 @@
 #include "splade/corpus.h"
 #include "splade/pipeline.h"
 
+/* Groups of chunk_docs texts per chunk on GPUs: 8 x 256 texts gives each of four GPUs ~8 batches per
+ * call (bench/results/multi-gpu-2026-11-26.md). */
+enum { GPU_GROUPS_PER_CHUNK = 8 };
+
 /* One chunk's documents: the parsed lines that hold them, pointers to what add_doc and the
  * tokenizer need, their ids once tokenized and their vectors once encoded. */
 typedef struct {
@@ -101,6 +105,7 @@ static void chunk_add(chunk *c, const splade_doc *d)
  * up by then: the chunk is dropped, as a serial run would never have encoded it). */
 typedef struct {
     splade_encoder *enc;
+    int group; /* texts sorted and batched apart (splade_encoder_encode_ids_grouped) */
     const volatile int *cancel;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -115,7 +120,7 @@ static void encode_one(encoder_thread *t, chunk *c)
         snprintf(c->detail, sizeof c->detail, "cancelled");
         return;
     }
-    c->rc = c->n ? splade_encoder_encode_ids(t->enc, c->tok, c->off, c->n, c->vec) : SPLADE_OK;
+    c->rc = c->n ? splade_encoder_encode_ids_grouped(t->enc, c->tok, c->off, c->n, t->group, c->vec) : SPLADE_OK;
     if (c->rc)
         snprintf(c->detail, sizeof c->detail, "%s", splade_error_detail());
 }
@@ -303,11 +308,14 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
     int rc = splade_corpus_open(path, &g.r);
     if (rc < 0)
         return rc;
-    const int cap = chunk_docs > 0 ? chunk_docs : 256;
+    /* on the CPU a group per chunk: a chunk is also the unit of progress and cancellation, and a CPU
+     * takes seconds over 256 texts; GPUs take milliseconds, and per-call barriers cost a list ~10% */
+    const int group = chunk_docs > 0 ? chunk_docs : 256;
+    const int cap = group * (splade_encoder_device(enc) == SPLADE_DEVICE_CPU ? 1 : GPU_GROUPS_PER_CHUNK);
     rc = chunk_init(&g.slot[0], cap);
     if (rc == 0)
         rc = chunk_init(&g.slot[1], cap);
-    g.t = (encoder_thread){.enc = enc, .cancel = opts->cancel};
+    g.t = (encoder_thread){.enc = enc, .cancel = opts->cancel, .group = group};
     pthread_mutex_init(&g.t.mu, NULL);
     pthread_cond_init(&g.t.cv, NULL);
     pthread_t th;
