@@ -22,7 +22,7 @@ extern "C" {
 
 /* Adds every document of a corpus JSONL file (include/splade/corpus.h), in groups of chunk_docs texts
  * that the encoder sorts by length into batches, as one splade_encoder_encode call each would (so
- * the vectors are those of splade_encoder_encode_chunked with chunk = chunk_docs). On the GPU eight
+ * the vectors are those of splade_encoder_encode_chunked with chunk = chunk_docs). On the GPU sixteen
  * groups go to the encoder at once, so that the GPUs of a list share their batches; an index built
  * on one GPU is the same as on several. The builder must use the encoder's model vocabulary.
  * Malformed lines fail with "PATH:LINE: reason" unless skip_invalid. */

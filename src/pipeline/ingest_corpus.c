@@ -25,9 +25,11 @@
 #include "splade/corpus.h"
 #include "splade/pipeline.h"
 
-/* Groups of chunk_docs texts per chunk on GPUs: 8 x 256 texts gives each of four GPUs ~8 batches per
- * call (bench/results/multi-gpu-2026-11-26.md). */
-enum { GPU_GROUPS_PER_CHUNK = 8 };
+/* Groups of chunk_docs texts per chunk on GPUs. A call ends when its last batch does, so the GPUs of
+ * a list idle ~half a batch each per call: with 8 x 256 texts (8 batches per GPU of four) a build of
+ * four H200s lost ~1 s in 18, so 16 (bench/results/multi-gpu-2026-11-26.md). A chunk's parsed
+ * records and token ids take ~10 MB per 1,000 SciFact-sized documents, two chunks at a time. */
+enum { GPU_GROUPS_PER_CHUNK = 16 };
 
 /* One chunk's documents: the parsed lines that hold them, pointers to what add_doc and the
  * tokenizer need, their ids once tokenized and their vectors once encoded. */
