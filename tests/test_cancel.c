@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "encoder/encoder_tokenize.h"
 #include "model_fixture.h"
 #include "splade.h"
 #include "splade/build.h"
@@ -177,6 +178,23 @@ static void test_encode_chunked(void **state)
     assert_int_equal(splade_encoder_encode_chunked(e, t, lens, N_TEXTS, 16, got, NULL), SPLADE_OK);
     assert_true(same_vectors(parts, got, N_TEXTS));
     free_vectors(got, N_TEXTS);
+    /* groups of 1 and 3: 16 groups go per encoder call, so 40 texts take 3 (resp. 1) calls; each group
+     * still forms its own batches (counted: a batch across two groups would change the count) */
+    for (int g = 1; g <= 3; g += 2) {
+        splade_sparse each[N_TEXTS];
+        int expect = 0;
+        for (int s = 0; s < N_TEXTS; s += g) {
+            const int k = N_TEXTS - s < g ? N_TEXTS - s : g;
+            assert_int_equal(splade_encoder_encode(e, t + s, NULL, k, each + s, NULL), SPLADE_OK);
+            expect += (k + 3) / 4;
+        }
+        const int before = splade_encoder_batches_run(e);
+        assert_int_equal(splade_encoder_encode_chunked(e, t, NULL, N_TEXTS, g, got, NULL), SPLADE_OK);
+        assert_int_equal(splade_encoder_batches_run(e) - before, expect);
+        assert_true(same_vectors(each, got, N_TEXTS));
+        free_vectors(got, N_TEXTS);
+        free_vectors(each, N_TEXTS);
+    }
     assert_int_equal(splade_encoder_encode_chunked(e, t, NULL, 0, 16, got, &cut), SPLADE_OK);
     assert_int_equal(cut, 0);
     assert_int_equal(splade_encoder_encode_chunked(NULL, t, NULL, 1, 16, got, NULL), SPLADE_ERR_INVALID_ARG);
@@ -248,7 +266,7 @@ static void test_encode_chunked_failure_frees_earlier_groups(void **state)
     for (int i = 0; i < 24; i++)
         t[i] = i == 20 ? "ab cd ef gh ij kl mn" : "ab cd";
     splade_encoder *e = make_encoder_capped(f, NULL, 4, 10);
-    splade_sparse got[24];
+    splade_sparse got[N_TEXTS]; /* the cancelled call below takes N_TEXTS */
     memset(got, 0, sizeof got);
     assert_int_equal(splade_encoder_encode_chunked(e, t, NULL, 24, 8, got, NULL), SPLADE_ERR_GPU_OOM);
     assert_true(all_empty(got, 24));
@@ -261,7 +279,7 @@ static void test_encode_chunked_failure_frees_earlier_groups(void **state)
     e = make_encoder(f, &flag, 4);
     assert_int_equal(splade_encoder_encode_chunked(e, (const char *const *)f->texts, NULL, N_TEXTS, 16, got, NULL),
                      SPLADE_ERR_CANCELLED);
-    assert_true(all_empty(got, 24));
+    assert_true(all_empty(got, N_TEXTS));
     splade_encoder_free(e);
 }
 

@@ -118,7 +118,8 @@ SPLADE_API int splade_encoder_encode(splade_encoder *e, const char *const *texts
  * batches, and a text's weights can differ in the last bit with the batch it lands in (the GEMM's
  * shape picks the kernel), so the grouping is part of the result: chunk = SPLADE_ENCODE_CHUNK gives
  * exactly the vectors `splade-index encode` prints, 0 those `query --queries` searches with. Token
- * ids are held for one group at a time. On failure (or cancellation) nothing is left in out. */
+ * ids are held for 16 groups at a time, which go to the encoder in one call (the GPUs of a list share
+ * its batches). On failure (or cancellation) nothing is left in out. */
 SPLADE_API int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
                                              int chunk, splade_sparse *out, int *n_truncated);
 

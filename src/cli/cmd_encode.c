@@ -180,12 +180,15 @@ static void free_texts(char **texts, int n)
         free(texts[i]);
 }
 
-/* --input: chunks read a chunk ahead on the prefetch thread, encoded here, written by the writer. */
+/* --input: chunks read a chunk ahead on the prefetch thread, encoded here, written by the writer. A
+ * chunk is CHUNK texts on the CPU (the output streams every few seconds), 16 CHUNKs on GPUs so that a
+ * list's GPUs share the batches of one call (the vectors are the same: CHUNK stays the grouping). */
 static int encode_file(splade_encoder *e, vector_writer *w, const char *path, long *total, long *truncated)
 {
-    corpus_prefetch *p;
-    int rc = corpus_prefetch_open(path, CHUNK, &p);
-    char *ids[CHUNK], *texts[CHUNK];
+    const int read = CHUNK * (splade_encoder_device(e) == SPLADE_DEVICE_CPU ? 1 : 16);
+    corpus_prefetch *p = NULL;
+    char **ids = calloc((size_t)read, sizeof *ids), **texts = calloc((size_t)read, sizeof *texts);
+    int rc = ids && texts ? corpus_prefetch_open(path, read, &p) : splade_fail(SPLADE_ERR_NOMEM, "encode: chunk");
     for (int n = 0, more = 1; !rc && more;) {
         rc = corpus_prefetch_next(p, ids, texts, &n, &more); /* an error: detail reads PATH:LINE: reason */
         if (!rc && n) {
@@ -195,6 +198,8 @@ static int encode_file(splade_encoder *e, vector_writer *w, const char *path, lo
         }
     }
     corpus_prefetch_close(p);
+    free(ids);
+    free(texts);
     return rc;
 }
 

@@ -829,6 +829,10 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
     return rc;
 }
 
+/* Groups per encoder call: the GPUs of a list take batches across a call's groups and meet only at
+ * its end (issue #17; src/pipeline/ingest_corpus.c does the same). Token ids are held for one call. */
+enum { GROUPS_PER_CALL = 16 };
+
 int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, const size_t *lens, int n, int chunk,
                                   splade_sparse *out, int *n_truncated)
 {
@@ -836,14 +840,25 @@ int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, c
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode_chunked: bad arguments");
     if (chunk <= 0 || chunk > n)
         chunk = n;
-    int rc = SPLADE_OK, cut = 0, s;
-    for (s = 0; !rc && s < n; s += chunk) {
-        int m = n - s < chunk ? n - s : chunk, c = 0;
-        rc = splade_encoder_encode(e, texts + s, lens ? lens + s : NULL, m, out + s, &c);
-        cut += c;
+    const long per_call = (long)chunk * GROUPS_PER_CALL;
+    int rc = SPLADE_OK, cut = 0, done = 0;
+    while (!rc && done < n) {
+        const int m = n - done < per_call ? n - done : (int)per_call;
+        int32_t *ids, *offsets;
+        int c = 0;
+        rc = splade_encoder_tokenize_texts(e, texts + done, lens ? lens + done : NULL, m, &ids, &offsets, &c);
+        if (rc)
+            break;
+        rc = splade_encoder_encode_ids_grouped(e, ids, offsets, m, chunk, out + done); /* frees its own on failure */
+        free(ids);
+        free(offsets);
+        if (!rc) {
+            done += m;
+            cut += c;
+        }
     }
-    if (rc) /* the failed group freed its own vectors; the groups before it are ours to free */
-        for (int i = 0; i < s - chunk && i < n; i++)
+    if (rc) /* the failed call left nothing; the calls before it are ours to free */
+        for (int i = 0; i < done; i++)
             splade_sparse_free(&out[i]);
     if (n_truncated)
         *n_truncated = rc ? 0 : cut;
