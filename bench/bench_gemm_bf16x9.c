@@ -12,8 +12,8 @@
  * Shapes: bert-base's layer GEMMs (N x K = 768 x 768: Q, K, V, attention output; 3072 x 768: FFN
  * in; 768 x 3072: FFN out) for M rows (default 2048: 8 documents of 256 tokens). Per variant: the
  * activations' split and the GEMM, process CPU ms per call (median of R), "fp32-eq GFLOP/s" =
- * 2MNK over split + GEMM per CPU second (per core), its ratio to the fp32 path, and the error against an fp64 reference on
- * 64 sampled rows: max |C - ref| / max |ref|. Exits 1 when P = 6 or 9 is less accurate than 2x the
+ * 2MNK over split + GEMM per CPU second (per core), its ratio to the fp32 path, and the error
+ * against an fp64 reference on 64 sampled rows: max |C - ref| / max |ref|. Exits 1 when P = 6 or 9 is less accurate than 2x the
  * fp32 path's error, or when P = 1 is not clearly worse (the check must be able to fail). Without
  * oneDNN bf16 (no AMX / AVX512-BF16, or NO_DNNL) the emulation rows are skipped, saying so.
  * Then, with AMX, the ceiling of a hand-written kernel: a 2x2-blocked tile loop (4 accumulators, 2 A
@@ -74,8 +74,8 @@ static void parts1(float x, uint16_t h[3])
 #include <immintrin.h>
 #define SPLIT_VEC 1
 /* 16 values' parts at once (AVX512-BF16's vcvtneps2bf16 rounds to nearest even). */
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void split_row_vec(const float *x, int32_t K,
-                                                                                const products *v, uint16_t *out)
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) static void split_row_vec(const float *x, int32_t K, int P,
+                                                                                const int *sel, uint16_t *out)
 {
     int32_t k = 0;
     for (; k + 16 <= K; k += 16) {
@@ -85,27 +85,26 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) static void split_row_vec
             h[p] = (__m256i)_mm512_cvtneps_pbh(r);
             r = _mm512_sub_ps(r, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h[p]), 16)));
         }
-        for (int s = 0; s < v->P; s++)
-            _mm256_storeu_si256((__m256i *)(out + (size_t)s * K + k), h[v->a[s]]);
+        for (int s = 0; s < P; s++)
+            _mm256_storeu_si256((__m256i *)(out + (size_t)s * K + k), h[sel[s]]);
     }
     for (; k < K; k++) {
         uint16_t h[3];
         parts1(x[k], h);
-        for (int s = 0; s < v->P; s++)
-            out[(size_t)s * K + k] = h[v->a[s]];
+        for (int s = 0; s < P; s++)
+            out[(size_t)s * K + k] = h[sel[s]];
     }
 }
 #endif
 
-/* Row x [K] -> out [P*K]: slot s holds part v->a[s] (sel: v->a or v->w). */
+static int split_vec; /* AVX512-BF16 here: set by main before any team runs */
+
+/* Row x [K] -> out [P*K]: slot s holds part sel[s] (sel: v->a for activations, v->w for weights). */
 static void split_row(const float *x, int32_t K, const products *v, const int *sel, uint16_t *out)
 {
 #ifdef SPLIT_VEC
-    static int vec = -1;
-    if (vec < 0)
-        vec = __builtin_cpu_supports("avx512bf16");
-    if (vec && sel == v->a) {
-        split_row_vec(x, K, v, out);
+    if (split_vec) {
+        split_row_vec(x, K, v->P, sel, out);
         return;
     }
 #endif
@@ -391,6 +390,9 @@ int main(int argc, char **argv)
         return 2;
     }
     openblas_set_num_threads(1); /* the team owns the threading, as in the encoder */
+#ifdef SPLIT_VEC
+    split_vec = __builtin_cpu_supports("avx512bf16");
+#endif
     const int emulate = splade_dnnl_bf16_check() == SPLADE_OK;
     double load[1] = {0};
     if (getloadavg(load, 1) < 1)
