@@ -28,8 +28,10 @@ export LD_LIBRARY_PATH="$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PA
 mkdir -p build-nc && touch build-nc/.deps-ok
 mk() { make NO_CUDA=1 BUILD=build-nc CC="gcc -isystem $SR/usr/include -isystem $SR/usr/include/x86_64-linux-gnu/openblas-pthread" \
     LDFLAGS="-pthread -L$L -L$L/openblas-pthread -Wl,-rpath,$L:$L/openblas-pthread" "$@"; }
-mk -j16 all build-nc/bench/bench_encode_ids build-nc/bench/bench_cpu_peak >"$OUT/build.log" 2>&1 || { say "BUILD FAILED"; tail -20 "$OUT/build.log" | tee -a "$LOG"; exit 1; }
+mk -j16 all build-nc/bench/bench_encode_ids build-nc/bench/bench_cpu_peak build-nc/bench/bench_gemm_bf16x9 >"$OUT/build.log" 2>&1 || { say "BUILD FAILED"; tail -20 "$OUT/build.log" | tee -a "$LOG"; exit 1; }
 say "built"
+# does emulating fp32 GEMMs with bf16 products on AMX pay on this processor? (bench_gemm_bf16x9.c)
+for t in 1 2; do taskset -c 0-$((t - 1)) build-nc/bench/bench_gemm_bf16x9 --threads $t >>"$LOG" 2>&1; done
 python3 -c "import onnx" 2>/dev/null || pip install --no-index --no-deps "$SRC"/tmp/cpu_whl/*.whl >>"$LOG" 2>&1
 python3 -c "import onnx, onnxruntime, safetensors; print('onnx', onnx.__version__, 'ort', onnxruntime.__version__)" >>"$LOG" 2>&1
 python3 tools/make_random_model.py --out cache/rand-bert-base --layers 12 --hidden 768 --heads 12 --intermediate 3072 \
