@@ -61,9 +61,10 @@ typedef struct {
     int query_cut;      /* > 0: only the query's query_cut terms of largest impact are searched */
     float bound_factor; /* in (0, 1): a doc-id range is scored only if bound x bound_factor beats the
                          * k-th score (Seismic's heap factor); 0 or 1: exact */
-    int rescore;        /* > 0 (auto only, at most SPLADE_RESCORE_MAX): the rescore documents of largest
-                         * score over the query_cut terms are scored again over all the query's terms,
-                         * exactly, and the best k of them kept (src/query/rescore.c). Needs a forward
+    int rescore;        /* > 0 (auto only, at most SPLADE_RESCORE_MAX): the max(rescore, k) documents of
+                         * largest score over the query_cut terms are scored again over all the query's
+                         * terms, exactly, and the best k of them kept (src/query/rescore.c; BMP is not
+                         * taken then; bound_factor, if set, prunes the first pass). Needs a forward
                          * index, built in memory from the postings on the first such search (3 bytes
                          * per posting; splade_search_stats.forward_bytes); the file is unchanged */
 } splade_search_opts;

@@ -218,8 +218,9 @@ static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
     return v[want];
 }
 
-/* The cands documents of largest partial score in s->acc into c (internal ids as keys and docs:
- * only candidates), acc zeroed. The cands-th largest range maximum is a floor of the cands-th
+/* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
+ * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
+ * zeroed. The cands-th largest range maximum is a floor of the cands-th
  * largest score (each of those ranges holds a document at its maximum), so only ranges reaching it
  * are scanned: ~cands of ~1,600 on the realistic 100 k. */
 static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
@@ -227,6 +228,11 @@ static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uin
     uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax, *tmp = r->rmax + n_ranges;
     const uint32_t *acc = s->acc;
     uint32_t nz = 0;
+    if (s->seg->deleted) /* a deleted document must not set a range's maximum (the floor below) */
+        for (uint32_t w = 0; w < (n_docs + 63) / 64; w++)
+            for (uint64_t m = s->seg->deleted[w]; m; m &= m - 1)
+                if (w * 64 + (uint32_t)__builtin_ctzll(m) < n_docs)
+                    s->acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
     range_maxima(acc, n_docs, rmax);
     for (uint32_t g = 0; g < n_ranges; g++)
         if (rmax[g])
@@ -238,8 +244,8 @@ static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uin
         uint32_t o = g * RANGE_DOCS, e = o + RANGE_DOCS < n_docs ? o + RANGE_DOCS : n_docs;
         for (uint32_t d = o; d < e; d++) {
             uint32_t a = acc[d];
-            if (a >= floor && a >= topk_threshold(c) && !splade_segment_deleted(s->seg, d))
-                topk_offer(c, (topk_hit){d, d, a});
+            if (a >= floor && a >= topk_threshold(c))
+                topk_offer(c, (topk_hit){splade_segment_seq(s->seg, d), d, a}); /* the exact search's tie rule */
         }
     }
     memset(s->acc, 0, (size_t)n_docs * sizeof *s->acc);
@@ -261,8 +267,9 @@ static void prefetch_doc(const splade_forward *f, uint32_t d)
 
 int splade_rescore(splade_searcher *s, int n, topk *t)
 {
+    const int cands = s->opts.rescore > t->k ? s->opts.rescore : t->k; /* (fewer could not fill the k) */
     const splade_forward *f = splade_index_forward(s->seg->ix);
-    struct splade_rescore *r = f ? scratch(s, splade_index_get_info(s->seg->ix)->n_terms, n, s->opts.rescore) : NULL;
+    struct splade_rescore *r = f ? scratch(s, splade_index_get_info(s->seg->ix)->n_terms, n, cands) : NULL;
     if (!r)
         return -1;
     for (int i = 0; i < n; i++) {
@@ -270,7 +277,7 @@ int splade_rescore(splade_searcher *s, int n, topk *t)
         r->qimp[s->terms[i]] = (uint8_t)s->cursors[i].qw; /* query impacts are 8-bit */
     }
     int m = splade_cut_cursors(s, n);
-    topk c = {r->cand, 0, s->opts.rescore};
+    topk c = {r->cand, 0, cands};
     const float f_ = s->opts.bound_factor;
     int dense = 1;
     if (f_ > 0 && f_ < 1) { /* the bound factor asks for pruning: windowed TAAT over the cut */
