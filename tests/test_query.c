@@ -580,6 +580,68 @@ static void test_rescore(void **state)
     free_collection(&c);
 }
 
+/* Rescoring over threads and common terms: a batch on 4 threads (the forward index built once, by
+ * whichever searcher comes first, the others waiting) answers as on 1, from a fresh index each time;
+ * a query whose terms all cover more than a fifth of the documents still finds its candidates (the
+ * candidate pass keeps them all rather than none): both terms are in every document, the second with
+ * one weight, so the first alone ranks as both do and its 100 best hold the exact top 10. */
+static void test_rescore_threads_and_common_terms(void **state)
+{
+    (void)state;
+    rng = 99;
+    collection c;
+    make_collection(&c, 6000, 300, 40, 0);
+    for (uint32_t d = 0; d < c.n_docs; d++) { /* terms 300 and 301 in every document */
+        c.terms[d] = realloc(c.terms[d], ((size_t)c.len[d] + 2) * sizeof(int32_t));
+        c.w[d] = realloc(c.w[d], ((size_t)c.len[d] + 2) * sizeof(float));
+        c.terms[d][c.len[d]] = 300;
+        c.w[d][c.len[d]++] = 1.0f + (float)(d % 100) / 100.0f;
+        c.terms[d][c.len[d]] = 301;
+        c.w[d][c.len[d]++] = 1.0f;
+    }
+    c.n_terms = 302;
+    c.max = c.max > 2.0f ? c.max : 2.0f;
+    enum { NQ = 48, K = 10 };
+    splade_qvec qs[NQ];
+    for (int i = 0; i < NQ; i++)
+        random_query(&c, &qs[i], 0);
+    static splade_hit h1[NQ * K], h4[NQ * K];
+    int n1[NQ], n4[NQ];
+    splade_search_opts o = {4, 0, 50};
+    for (int threads = 1; threads <= 4; threads += 3) {
+        char *dir = td_make("splade_test_query");
+        splade_index *ix = build(&c, dir);
+        assert_int_equal(splade_search_batch_opts(ix, qs, NQ, K, SPLADE_ALGO_AUTO, &o, threads,
+                                                  threads == 1 ? h1 : h4, threads == 1 ? n1 : n4), 0);
+        if (threads == 4) {
+            assert_memory_equal(n1, n4, sizeof n1);
+            for (int i = 0; i < NQ; i++)
+                assert_memory_equal(h1 + i * K, h4 + i * K, (size_t)n1[i] * sizeof *h1);
+            int32_t terms[2] = {300, 301};
+            float w[2] = {3.0f, 1.0f};
+            splade_qvec q;
+            assert_int_equal(splade_qvec_build(terms, w, 2, 302, &q), 0);
+            splade_searcher *s;
+            splade_search_opts one = {1, 0, 100};
+            splade_hit want[K], got[K];
+            int nw = brute_force(&c, &q, K, want), ng = -1;
+            assert_int_equal(splade_searcher_create(ix, &s), 0);
+            assert_int_equal(splade_searcher_set_opts(s, &one), 0);
+            assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_AUTO, got, &ng), 0);
+            assert_int_equal(ng, K);
+            assert_int_equal(nw, K);
+            assert_memory_equal(got, want, (size_t)K * sizeof *got);
+            splade_searcher_free(s);
+            splade_qvec_free(&q);
+        }
+        splade_index_close(ix);
+        td_free(dir);
+    }
+    for (int i = 0; i < NQ; i++)
+        splade_qvec_free(&qs[i]);
+    free_collection(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -591,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_approximate_options),
         cmocka_unit_test(test_query_cut_taat),
         cmocka_unit_test(test_rescore),
+        cmocka_unit_test(test_rescore_threads_and_common_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
