@@ -1,5 +1,7 @@
 /* Copy of ../shared/peer/query/sq_latency.c (2026-11-23) extended for issue #14: the methods wtaat
- * and auto, and the approximate options QUERY_CUT / BOUND_FACTOR from the environment.
+ * and auto, and the approximate options QUERY_CUT / BOUND_FACTOR / RESCORE from the environment
+ * (with RESCORE, a second line gives the documents rescored per query and the forward index's size
+ * and build time: it is built during the warm-up pass, outside the timed one).
  *
  * Per-query latency of splade-index's top-k over query vectors, one thread, in process (the same
  * way the Python peers are timed: index loaded and queries parsed first, then one call per query).
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
     for (int a = 0; a < 7; a++)
         if (!strcmp(algo_s, names[a]))
             algo = a;
-    /* approximate options from the environment (bench/query/README: QUERY_CUT, BOUND_FACTOR, RESCORE) */
+    /* approximate options from the environment (QUERY_CUT, BOUND_FACTOR, RESCORE: splade_search_opts) */
     splade_search_opts opts = {getenv("QUERY_CUT") ? atoi(getenv("QUERY_CUT")) : 0,
                                getenv("BOUND_FACTOR") ? (float)atof(getenv("BOUND_FACTOR")) : 0,
                                getenv("RESCORE") ? atoi(getenv("RESCORE")) : 0};
