@@ -642,6 +642,52 @@ static void test_rescore_threads_and_common_terms(void **state)
     free_collection(&c);
 }
 
+/* A vocabulary past 65,536 terms (multilingual models: 105 k): the forward index keeps 32-bit term
+ * ids; a rescoring search whose cut keeps every term is exact, and a cut one returns exact scores. */
+static void test_rescore_wide_vocabulary(void **state)
+{
+    (void)state;
+    rng = 4321;
+    collection c;
+    make_collection(&c, 3000, 70000, 30, 0);
+    for (uint32_t d = 0; d < c.n_docs; d += 3) /* terms past 65,536 in a third of the documents */
+        if (c.len[d] > 0)
+            c.terms[d][0] = 65536 + (int32_t)(rnd() % 4000);
+    char *dir = td_make("splade_test_query");
+    splade_index *ix = build(&c, dir);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    enum { K = 10 };
+    for (int qi = 0; qi < 30; qi++) {
+        int32_t terms[8];
+        float w[8];
+        for (int i = 0; i < 8; i++) { /* half of them past 65,536 */
+            terms[i] = i % 2 ? 65536 + (int32_t)(rnd() % 4000) : rnd_term(c.n_terms);
+            w[i] = rnd_weight(0);
+        }
+        splade_qvec q;
+        assert_int_equal(splade_qvec_build(terms, w, 8, (uint32_t)c.n_terms, &q), 0);
+        splade_hit want[K], got[K];
+        int nw = brute_force(&c, &q, K, want), ng = -1;
+        splade_search_opts all = {q.n + 1, 0, 30}, cut = {2, 0, 30};
+        assert_int_equal(splade_searcher_set_opts(s, &all), 0);
+        assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_AUTO, got, &ng), 0);
+        assert_int_equal(ng, nw);
+        assert_memory_equal(got, want, (size_t)nw * sizeof *got);
+        assert_int_equal(splade_searcher_set_opts(s, &cut), 0);
+        assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_AUTO, got, &ng), 0);
+        for (int i = 0; i < ng; i++)
+            assert_int_equal(got[i].score, doc_score(&c, &q, got[i].doc));
+        splade_qvec_free(&q);
+    }
+    const splade_search_stats *st = splade_searcher_stats(s);
+    assert_true(st->forward_bytes >= 5 * splade_index_get_info(ix)->n_postings); /* 4-byte ids */
+    splade_searcher_free(s);
+    splade_index_close(ix);
+    td_free(dir);
+    free_collection(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -654,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_query_cut_taat),
         cmocka_unit_test(test_rescore),
         cmocka_unit_test(test_rescore_threads_and_common_terms),
+        cmocka_unit_test(test_rescore_wide_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
