@@ -54,13 +54,13 @@ static void walk(const splade_index *ix, splade_forward *f, int fill)
     }
 }
 
-static splade_forward *build(const splade_index *ix)
+splade_forward *splade_forward_build(const splade_index *ix)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     splade_forward *f = calloc(1, sizeof *f);
     if (!f)
-        return NULL;
+        goto fail;
     f->n_docs = ix->info.n_docs;
     f->off = calloc((size_t)f->n_docs + 1, sizeof *f->off);
     if (!f->off)
@@ -87,6 +87,7 @@ static splade_forward *build(const splade_index *ix)
     return f;
 fail:
     splade_forward_free(f);
+    splade_fail(SPLADE_ERR_NOMEM, "%s: forward index of %llu postings", ix->path, (unsigned long long)ix->info.n_postings);
     return NULL;
 }
 
@@ -97,14 +98,12 @@ const splade_forward *splade_index_forward(const splade_index *cix)
         return ix->fwd;
     pthread_mutex_lock(&ix->fwd_lock);
     if (!atomic_load_explicit(&ix->fwd_ready, memory_order_relaxed)) {
-        ix->fwd = build(ix);
+        ix->fwd = splade_forward_build(ix);
         if (ix->fwd)
             atomic_store_explicit(&ix->fwd_ready, 1, memory_order_release);
     }
     splade_forward *f = ix->fwd;
     pthread_mutex_unlock(&ix->fwd_lock);
-    if (!f)
-        splade_fail(SPLADE_ERR_NOMEM, "forward index of %u documents (approximate rescoring)", cix->info.n_docs);
     return f;
 }
 

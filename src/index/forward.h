@@ -18,6 +18,15 @@ typedef struct splade_forward {
     double build_s;   /* wall time of the build */
 } splade_forward;
 
+/* Entry e's term. */
+static inline int32_t splade_forward_term(const splade_forward *f, uint64_t e)
+{
+    return f->t16 ? (int32_t)f->t16[e] : (int32_t)f->t32[e];
+}
+
+/* A forward index of ix (one file) owned by the caller (splade_forward_free): splade_index_doc_vectors
+ * builds one per segment for an export. NULL when memory fails (detail set). */
+splade_forward *splade_forward_build(const splade_index *ix);
 /* ix's forward index (ix: one file, a segment's g->ix), built on the first call by one thread under
  * a lock (the others wait) and kept until ix is closed; NULL when memory fails (detail set). */
 const splade_forward *splade_index_forward(const splade_index *ix);
