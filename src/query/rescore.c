@@ -221,9 +221,9 @@ static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
 
 /* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
  * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
- * zeroed. The cands-th largest range maximum is a floor of the cands-th
- * largest score (each of those ranges holds a document at its maximum), so only ranges reaching it
- * are scanned: ~cands of ~1,600 on the realistic 100 k. */
+ * zeroed. The cands-th largest range maximum is a floor of the cands-th largest score (each of those
+ * ranges holds a document at its maximum), so only ranges reaching it are scanned: ~cands of ~1,600
+ * on the realistic 100 k. */
 static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
 {
     uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax, *tmp = r->rmax + n_ranges;
@@ -291,6 +291,8 @@ static int drop_common(splade_searcher *s, int n)
 static void prefetch_doc(const splade_forward *f, uint32_t d)
 {
     uint64_t from = f->off[d], n = f->off[d + 1] - from;
+    if (!n)
+        return;
     const char *t = f->t16 ? (const char *)(f->t16 + from) : (const char *)(f->t32 + from);
     size_t tbytes = n * (f->t16 ? 2 : 4);
     for (size_t o = 0; o < tbytes; o += 64)
