@@ -176,6 +176,24 @@ static void check_index(splade_index *ix, const vdoc *docs, int n, int coarse, c
                                  i, (int)len, id, got[i].score, want_id, want[i].score);
                 }
             }
+            /* rescoring (approximate) with a cut keeping every term: candidates by the full score,
+             * rescored from each segment's forward index: the exact answer, deletions and ties included */
+            splade_search_opts all = {VOCAB + 10, 0, 1 + (int)(rnd() % 3)};
+            int ng = -1;
+            assert_int_equal(splade_searcher_set_opts(s, &all), 0);
+            assert_int_equal(splade_search(s, &q, k, SPLADE_ALGO_AUTO, got, &ng), 0);
+            assert_int_equal(splade_searcher_set_opts(s, NULL), 0);
+            if (ng != nw)
+                fail_msg("%s query %d rescore k=%d: %d hits, brute force %d", what, qi, k, ng, nw);
+            for (int i = 0; i < nw; i++) {
+                size_t len;
+                const char *id = splade_index_doc_id(ix, got[i].doc, &len);
+                char want_id[24];
+                vdoc_id(want[i].pos, want_id, sizeof want_id);
+                if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
+                    fail_msg("%s query %d rescore k=%d rank %d: %.*s (%u), brute force %s (%u)", what, qi, k, i,
+                             (int)len, id, got[i].score, want_id, want[i].score);
+            }
         }
         splade_qvec_free(&q);
     }
@@ -418,7 +436,7 @@ static void test_auto_bmp_choice(void **state)
             int nw = brute_force(docs, n, qimp, max, 10, want);
             check_top10(s, ix, &q, SPLADE_ALGO_AUTO, want, nw, seed, qi);
             int exact_bmp = splade_choose_bmp(s, &q);
-            splade_search_opts approx = {3, 0.5f}; /* approximate: BMP (exact) where auto takes it */
+            splade_search_opts approx = {3, 0.5f, 0}; /* approximate: BMP (exact) where auto takes it */
             assert_int_equal(splade_searcher_set_opts(s, &approx), 0);
             assert_int_equal(splade_choose_bmp(s, &q), exact_bmp);
             if (exact_bmp)

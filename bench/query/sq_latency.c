@@ -1,5 +1,7 @@
 /* Copy of ../shared/peer/query/sq_latency.c (2026-11-23) extended for issue #14: the methods wtaat
- * and auto, and the approximate options QUERY_CUT / BOUND_FACTOR from the environment.
+ * and auto, and the approximate options QUERY_CUT / BOUND_FACTOR / RESCORE from the environment
+ * (with RESCORE, a second line gives the documents rescored per query and the forward index's size
+ * and build time: it is built during the warm-up pass, outside the timed one).
  *
  * Per-query latency of splade-index's top-k over query vectors, one thread, in process (the same
  * way the Python peers are timed: index loaded and queries parsed first, then one call per query).
@@ -66,9 +68,10 @@ int main(int argc, char **argv)
     for (int a = 0; a < 7; a++)
         if (!strcmp(algo_s, names[a]))
             algo = a;
-    /* approximate options from the environment (bench/query/README: QUERY_CUT, BOUND_FACTOR) */
+    /* approximate options from the environment (QUERY_CUT, BOUND_FACTOR, RESCORE: splade_search_opts) */
     splade_search_opts opts = {getenv("QUERY_CUT") ? atoi(getenv("QUERY_CUT")) : 0,
-                               getenv("BOUND_FACTOR") ? (float)atof(getenv("BOUND_FACTOR")) : 0};
+                               getenv("BOUND_FACTOR") ? (float)atof(getenv("BOUND_FACTOR")) : 0,
+                               getenv("RESCORE") ? atoi(getenv("RESCORE")) : 0};
     splade_index *ix;
     splade_query_set qs;
     splade_searcher *s;
@@ -113,6 +116,9 @@ int main(int argc, char **argv)
     printf("%s: %d queries, mean %.1f us, median %.1f us, p99 %.1f us, mean cpu %.1f us, postings/query %.0f, blocks/query %.0f\n",
            algo_s, qs.n, sum / qs.n, sorted[qs.n / 2], sorted[(size_t)(qs.n * 0.99)], cs / qs.n,
            (double)st->postings_scored / (qs.n * (warm + 1)), (double)st->blocks_decoded / (qs.n * (warm + 1)));
+    if (opts.rescore)
+        printf("rescored/query %.1f, forward index %.1f MB built in %.3f s (first search)\n",
+               (double)st->rescored / (qs.n * (warm + 1)), st->forward_bytes / 1e6, st->forward_build_s);
     splade_searcher_free(s);
     splade_query_set_free(&qs);
     splade_index_close(ix);

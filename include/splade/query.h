@@ -61,11 +61,22 @@ typedef struct {
     int query_cut;      /* > 0: only the query's query_cut terms of largest impact are searched */
     float bound_factor; /* in (0, 1): a doc-id range is scored only if bound x bound_factor beats the
                          * k-th score (Seismic's heap factor); 0 or 1: exact */
+    int rescore;        /* > 0 (auto only, at most SPLADE_RESCORE_MAX): the max(rescore, k) documents of
+                         * largest score over the query_cut terms are scored again over all the query's
+                         * terms, exactly, and the best k of them kept (src/query/rescore.c; BMP is not
+                         * taken then; bound_factor, if set, prunes the first pass). Needs a forward
+                         * index, built in memory from the postings on the first such search (3 bytes
+                         * per posting; splade_search_stats.forward_bytes); the file is unchanged */
 } splade_search_opts;
+
+#define SPLADE_RESCORE_MAX 65536
 
 typedef struct {
     uint64_t postings_scored;  /* postings whose impact was added */
     uint64_t blocks_decoded;
+    uint64_t rescored;        /* documents rescored exactly (splade_search_opts.rescore) */
+    uint64_t forward_bytes;   /* memory of the forward indexes the rescoring built (0: none yet) */
+    double forward_build_s;   /* their build time (wall, by whichever search built them) */
 } splade_search_stats;
 
 /* Scratch space for searching one index. Thread safety: one thread at a time per searcher; give

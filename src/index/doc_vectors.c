@@ -1,64 +1,14 @@
 /* Each live document's stored vector, de-quantized (include/splade/index.h, splade_index_doc_vectors):
- * the postings of one segment file inverted back into per-document vectors (the decoding merge.c
- * does), then handed out in sequence order with the opened index's term ids. An impact i becomes the
+ * the postings of one segment file inverted back into per-document vectors (forward.c, the decoding
+ * merge.c does; terms ascending per document), then handed out in sequence order with the opened index's term ids. An impact i becomes the
  * weight i × doc_scale (docs/FORMAT.md, "Quantization and scores"). */
 #include <stdlib.h>
 
 #include "common/fail.h"
-#include "index/format.h"
-#include "index/postings.h"
+#include "index/forward.h"
 #include "index/reader_internal.h"
 #include "index/segment.h"
 #include "splade/index.h"
-
-/* One file's documents as vectors: CSR over its internal ids, terms as the file's ids. */
-typedef struct {
-    uint64_t *start;
-    int32_t *terms;
-    uint8_t *impacts;
-} file_vectors;
-
-static void file_vectors_free(file_vectors *f)
-{
-    free(f->start);
-    free(f->terms);
-    free(f->impacts);
-}
-
-/* Two passes over every posting list of the file: count per document, then fill. Terms come out
- * ascending per document because lists are visited in term order. */
-static int decode_file(const splade_index *ix, uint32_t n_docs, file_vectors *f)
-{
-    uint32_t docs[SPLADE_BLOCK_SIZE];
-    f->start = calloc((size_t)n_docs + 2, sizeof *f->start);
-    f->terms = malloc((ix->info.n_postings + 1) * sizeof *f->terms);
-    f->impacts = malloc(ix->info.n_postings + 1);
-    if (!f->start || !f->terms || !f->impacts)
-        return splade_fail(SPLADE_ERR_NOMEM, "%s: %llu postings", ix->path, (unsigned long long)ix->info.n_postings);
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t t = 0; t < ix->info.n_terms; t++) {
-            splade_term_postings tp;
-            splade_index_postings(ix, (int32_t)t, &tp);
-            for (uint32_t b = 0; b < tp.n_blocks; b++) {
-                const uint8_t *in;
-                const uint32_t count = splade_list_block(tp.blocks, tp.n_blocks, tp.n_postings, tp.postings, b, docs, &in);
-                for (uint32_t i = 0; i < count; i++) {
-                    if (pass == 0) {
-                        f->start[docs[i] + 2]++;
-                        continue;
-                    }
-                    uint64_t p = f->start[docs[i] + 1]++;
-                    f->terms[p] = (int32_t)t;
-                    f->impacts[p] = in[i];
-                }
-            }
-        }
-        if (pass == 0) /* start[d + 2] counts -> start[d + 1] = the fill cursor of d */
-            for (uint32_t d = 0; d < n_docs; d++)
-                f->start[d + 2] += f->start[d + 1];
-    }
-    return SPLADE_OK;
-}
 
 typedef struct {
     uint64_t seq;
@@ -90,16 +40,17 @@ static int file_to_index_terms(const splade_index *ix, const splade_segment *g, 
 
 static int emit_segment(const splade_index *ix, const splade_segment *g, splade_doc_vector_fn fn, void *user)
 {
-    file_vectors f = {0};
+    splade_forward *f = NULL;
     int32_t *map = NULL, *terms = NULL;
     float *weights = NULL;
     seq_doc *order = malloc(((size_t)g->n_live + 1) * sizeof *order);
-    int rc = order ? decode_file(g->ix, g->n_docs, &f) : splade_fail(SPLADE_ERR_NOMEM, "document order");
+    int rc = !order ? splade_fail(SPLADE_ERR_NOMEM, "document order")
+                    : !(f = splade_forward_build(g->ix)) ? SPLADE_ERR_NOMEM : SPLADE_OK;
     if (!rc)
         rc = file_to_index_terms(ix, g, &map);
     uint32_t k = 0, widest = 0;
     for (uint32_t d = 0; !rc && d < g->n_docs; d++) {
-        uint32_t len = (uint32_t)(f.start[d + 1] - f.start[d]);
+        uint32_t len = (uint32_t)(f->off[d + 1] - f->off[d]);
         widest = len > widest ? len : widest;
         if (!splade_segment_deleted(g, d))
             order[k++] = (seq_doc){splade_segment_seq(g, d), d};
@@ -112,10 +63,10 @@ static int emit_segment(const splade_index *ix, const splade_segment *g, splade_
     float scale = ix->info.doc_scale;
     for (uint32_t i = 0; !rc && i < k; i++) {
         uint32_t d = order[i].doc;
-        uint64_t a = f.start[d], e = f.start[d + 1];
+        uint64_t a = f->off[d], e = f->off[d + 1];
         for (uint64_t p = a; p < e; p++) {
-            terms[p - a] = map ? map[f.terms[p]] : f.terms[p];
-            weights[p - a] = (float)f.impacts[p] * scale;
+            terms[p - a] = map ? map[splade_forward_term(f, p)] : splade_forward_term(f, p);
+            weights[p - a] = (float)f->imp[p] * scale;
         }
         rc = fn(user, splade_segment_global(g, d), terms, weights, (int32_t)(e - a));
     }
@@ -123,7 +74,7 @@ static int emit_segment(const splade_index *ix, const splade_segment *g, splade_
     free(map);
     free(terms);
     free(weights);
-    file_vectors_free(&f);
+    splade_forward_free(f);
     return rc;
 }
 

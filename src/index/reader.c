@@ -12,6 +12,7 @@
 
 #include "common/fail.h"
 #include "index/format.h"
+#include "index/forward.h"
 #include "index/parallel.h"
 #include "index/reader_internal.h"
 #include "splade.h"
@@ -234,6 +235,11 @@ splade_index *splade_index_alloc(void)
         free(ix);
         return NULL;
     }
+    if (ix && pthread_mutex_init(&ix->fwd_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ix->lookup_lock);
+        free(ix);
+        return NULL;
+    }
     return ix;
 }
 
@@ -312,6 +318,8 @@ void splade_index_close(splade_index *ix)
     free(ix->model_name);
     free(ix->model_dir);
     free(ix->lookup);
+    splade_forward_free(ix->fwd);
     pthread_mutex_destroy(&ix->lookup_lock);
+    pthread_mutex_destroy(&ix->fwd_lock);
     free(ix);
 }

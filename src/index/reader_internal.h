@@ -32,6 +32,9 @@ struct splade_index {
     atomic_int lookup_ready; /* release-stored once lookup is complete: readers need no lock */
     _Atomic long long learned[SPLADE_INDEX_LEARNED]; /* segment.h: the search code's counters */
     pthread_mutex_t lookup_lock; /* serialises the one build of lookup among threads sharing ix */
+    struct splade_forward *fwd; /* forward.h: built on demand for approximate rescoring */
+    atomic_int fwd_ready;       /* release-stored once fwd is complete */
+    pthread_mutex_t fwd_lock;   /* serialises its one build */
     int threads;            /* threads the open-time checks may use (1 for splade_index_open) */
     int lean;               /* the checks release the pages they have read (splade_index_open_fd_lean) */
     const uint32_t *docseq; /* a file's DOCSEQ section, NULL when absent */

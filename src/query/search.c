@@ -4,7 +4,9 @@
 #include "common/fail.h"
 #include "index/format.h"
 #include "index/segment.h"
+#include "index/forward.h"
 #include "query/auto_learn.h"
+#include "query/rescore.h"
 #include "query/search_internal.h"
 #include "query/wtaat.h"
 #include "splade.h"
@@ -40,6 +42,7 @@ void splade_searcher_free(splade_searcher *s)
     free(s->part_cursors);
     free(s->part_terms);
     splade_wtaat_free(s->wt);
+    splade_rescore_free(s->rs);
     free(s);
 }
 
@@ -173,6 +176,8 @@ static const splade_segment *ordered_segment(const splade_searcher *s, int i)
 static void search_segment(splade_searcher *s, const splade_qvec *q, splade_algo algo, topk *t)
 {
     int n = open_cursors(s, s->seg, q, s->cursors, s->terms, 0);
+    if (algo == SPLADE_ALGO_AUTO && s->opts.rescore > 0 && splade_rescore(s, n, t) == 0)
+        return; /* (without memory for it: the approximate search below) */
     if (algo == SPLADE_ALGO_AUTO) {
         n = splade_cut_cursors(s, n); /* approximate: the query_cut heaviest terms */
         algo = splade_choose_algo(s, n);
@@ -290,7 +295,8 @@ int splade_search(splade_searcher *s, const splade_qvec *q, int k, splade_algo a
     *n_hits = 0;
     if (k < 0 || !q || (unsigned)algo > SPLADE_ALGO_AUTO)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_search: bad arguments (k=%d)", k);
-    if (algo == SPLADE_ALGO_AUTO && splade_choose_bmp(s, q)) {
+    /* (a rescoring search skips BMP, exact and slower than it: rescore.c) */
+    if (algo == SPLADE_ALGO_AUTO && s->opts.rescore <= 0 && splade_choose_bmp(s, q)) {
         /* is BMP measured faster on this index? (exact searches only, k > 0: a trial must run) */
         const int v = k > 0 && exact(s) ? splade_learn_bmp(s->ix) : SPLADE_LEARN_BMP;
         if (v == SPLADE_LEARN_TRIAL)
@@ -308,11 +314,22 @@ int splade_searcher_set_opts(splade_searcher *s, const splade_search_opts *o)
     if (o && (o->query_cut < 0 || !(o->bound_factor >= 0 && o->bound_factor <= 1)))
         return splade_fail(SPLADE_ERR_INVALID_ARG, "search options: query_cut %d must be >= 0, bound_factor %g in [0, 1]",
                            o->query_cut, (double)o->bound_factor);
-    s->opts = o ? *o : (splade_search_opts){0, 0};
+    if (o && (o->rescore < 0 || o->rescore > SPLADE_RESCORE_MAX))
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "search options: rescore %d must be in [0, %d]", o->rescore,
+                           SPLADE_RESCORE_MAX);
+    s->opts = o ? *o : (splade_search_opts){0, 0, 0};
     return SPLADE_OK;
 }
 
 const splade_search_stats *splade_searcher_stats(const splade_searcher *s)
 {
+    splade_search_stats *st = (splade_search_stats *)&s->stats; /* the forward indexes: the index's */
+    st->forward_bytes = 0;
+    st->forward_build_s = 0;
+    for (int i = 0; i < splade_index_n_segments(s->ix); i++) {
+        const splade_forward *f = splade_index_forward_built(splade_index_segment(s->ix, i)->ix);
+        st->forward_bytes += f ? f->bytes : 0;
+        st->forward_build_s += f ? f->build_s : 0;
+    }
     return &s->stats;
 }

@@ -47,6 +47,7 @@ struct splade_searcher {
     int seg_cap;
     splade_search_stats stats;
     struct splade_wtaat *wt; /* wtaat.c's scratch (allocated on first use) */
+    struct splade_rescore *rs; /* rescore.c's scratch (allocated on first use) */
     splade_search_opts opts;
     int learn_flip;          /* which method an auto_learn.c trial runs first (search.c) */
 };

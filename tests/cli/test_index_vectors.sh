@@ -50,6 +50,9 @@ for a in auto wtaat bmp; do # every exact method, and approximate options that c
 done
 "$BIN" query --vector-queries q.jsonl -k 3 --query-cut 1000 --bound-factor 1 > run5.trec || fail "approximate options"
 cmp -s run.trec run5.trec || fail "--query-cut 1000 --bound-factor 1 changed the run"
+# rescoring with a cut that keeps every term: exact (candidates by the full score, rescored exactly)
+"$BIN" query --vector-queries q.jsonl -k 3 --query-cut 1000 --rescore 1 > run6.trec || fail "--rescore"
+cmp -s run.trec run6.trec || fail "--query-cut 1000 --rescore 1 changed the run"
 
 printf 'query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td1\t2\nq2\td4\t1\n' > qrels.tsv
 "$BIN" eval --run run.trec --qrels qrels.tsv --metrics ndcg@10,mrr@10 > eval.out || fail "eval"

@@ -29,6 +29,10 @@ bad() {
 bad query -k 1..2147483647 "some text"
 bad query --threads 1..1024 --queries q.jsonl
 bad query --query-cut 1..2147483647 --queries q.jsonl
+bad query --rescore 1..65536 --query-cut 3 --queries q.jsonl
+"$BIN" query --rescore 50 --queries q.jsonl > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "--rescore without --query-cut: not a usage error"
+grep -qF -- "--rescore needs --query-cut" "$T/err" || fail "--rescore without --query-cut: message: $(cat "$T/err")"
 bad build --threads 1..1024 corpus.jsonl
 bad build --batch 1..4096 corpus.jsonl
 bad build --max-length 2..8192 corpus.jsonl

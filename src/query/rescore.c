@@ -1,0 +1,365 @@
+/* Approximate search with exact rescoring (splade_search_opts.rescore), Seismic's scheme with the
+ * forward index built in memory instead of stored:
+ *  1. the query's query_cut terms of largest impact, leaving out those whose lists cover more than
+ *     COMMON_SHARE of the documents, are scored exhaustively into the accumulators, and the
+ *     max(rescore, k) best documents by that partial score are the candidates (with a bound factor:
+ *     windowed TAAT with it over those terms instead, for the same number of documents);
+ *  2. each of them is scored again over all the query's terms from the forward index (one pass over
+ *     the document's ~175 terms against a per-term table of query impacts), and offered with that
+ *     exact score to the k-hit heap.
+ * Every returned score is exact; what is approximate is only which documents are candidates. Why:
+ * dropping the light terms altogether (query_cut alone) makes the partial score rank documents, so
+ * recall 0.95 needs ~35 of ~53 terms on the realistic 100 k; completing candidate ranges from the
+ * postings instead cost a block decode per light term and range (query-2026-11-25b.md, rejected).
+ * An exact pass over 100 candidates costs ~20 µs, and lets the cut fall to ~10 terms
+ * (bench/results/query-approx-2026-11-26.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/format.h"
+#include "index/forward.h"
+#include "index/postings.h"
+#include "query/rescore.h"
+#include "query/search_internal.h"
+#include "query/wtaat.h"
+
+struct splade_rescore {
+    uint8_t *qimp;   /* query impact per term of the segment file (zero but while rescoring) */
+    uint32_t qimp_cap;
+    int32_t *terms;  /* the query's terms in the segment (all of them, before the cut) */
+    int terms_cap;
+    topk_hit *cand;  /* the candidates' heap */
+    int cand_cap;
+    uint32_t *rmax;  /* per 64-document range, its largest partial score (then scratch of select) */
+    uint32_t rmax_cap;
+    uint32_t *vals;  /* the nonzero partial scores, where ranges are fewer than candidates */
+    uint32_t vals_cap;
+};
+
+#define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
+
+void splade_rescore_free(struct splade_rescore *r)
+{
+    if (!r)
+        return;
+    free(r->qimp);
+    free(r->terms);
+    free(r->cand);
+    free(r->rmax);
+    free(r->vals);
+    free(r);
+}
+
+static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int n, int cands)
+{
+    struct splade_rescore *r = s->rs ? s->rs : (s->rs = calloc(1, sizeof *s->rs));
+    if (!r)
+        return NULL;
+    uint32_t ranges = 2 * ((splade_index_max_segment_docs(s->ix) + RANGE_DOCS - 1) / RANGE_DOCS) + 1;
+    if (ranges > r->rmax_cap) {
+        free(r->rmax);
+        r->rmax = malloc(ranges * sizeof *r->rmax);
+        r->rmax_cap = r->rmax ? ranges : 0;
+    }
+    if (r->rmax_cap < ranges)
+        return NULL;
+    if (n_terms > r->qimp_cap) {
+        free(r->qimp);
+        r->qimp = calloc(n_terms, 1);
+        r->qimp_cap = r->qimp ? n_terms : 0;
+    }
+    if (n > r->terms_cap) {
+        free(r->terms);
+        r->terms = malloc((size_t)n * sizeof *r->terms);
+        r->terms_cap = r->terms ? n : 0;
+    }
+    if (cands > r->cand_cap) {
+        free(r->cand);
+        r->cand = malloc((size_t)cands * sizeof *r->cand);
+        r->cand_cap = r->cand ? cands : 0;
+    }
+    return r->qimp_cap >= n_terms && r->terms_cap >= n && r->cand_cap >= cands ? r : NULL;
+}
+
+/* Internal id of snapshot doc id `doc` in the current segment (a hit of it: not deleted). */
+static uint32_t internal_id(const splade_segment *g, uint32_t doc)
+{
+    return g->deleted ? g->live[doc - g->base] : doc - g->base;
+}
+
+static uint32_t exact_score(const splade_forward *f, const uint8_t *qimp, uint32_t d)
+{
+    uint32_t score = 0;
+    const uint8_t *imp = f->imp;
+    if (f->t16)
+        for (uint64_t e = f->off[d]; e < f->off[d + 1]; e++)
+            score += (uint32_t)qimp[f->t16[e]] * imp[e];
+    else
+        for (uint64_t e = f->off[d]; e < f->off[d + 1]; e++)
+            score += (uint32_t)qimp[f->t32[e]] * imp[e];
+    return score;
+}
+
+static void scatter_scalar(uint32_t *acc, const uint32_t *docs, const uint8_t *imps, uint32_t from, uint32_t to,
+                           uint32_t n_docs, uint32_t qw)
+{
+    for (uint32_t j = from; j < to; j++)
+        if (docs[j] < n_docs) /* a damaged list must not write outside the accumulators */
+            acc[docs[j]] += qw * imps[j];
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* 16 postings per step (a block's doc ids are distinct: no conflict); lanes past n_docs masked. */
+__attribute__((target("avx512f"))) static void scatter_avx512(uint32_t *acc, const uint32_t *docs,
+                                                              const uint8_t *imps, uint32_t from, uint32_t to,
+                                                              uint32_t n_docs, uint32_t qw)
+{
+    const __m512i lim = _mm512_set1_epi32((int)n_docs), w = _mm512_set1_epi32((int)qw);
+    uint32_t j = from;
+    for (; j + 16 <= to; j += 16) {
+        __m512i idx = _mm512_loadu_si512(docs + j);
+        __mmask16 ok = _mm512_cmplt_epu32_mask(idx, lim);
+        __m512i imp = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(imps + j)));
+        __m512i a = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), ok, idx, (const void *)acc, 4);
+        a = _mm512_add_epi32(a, _mm512_mullo_epi32(imp, w));
+        _mm512_mask_i32scatter_epi32((void *)acc, ok, idx, a, 4);
+    }
+    scatter_scalar(acc, docs, imps, j, to, n_docs, qw);
+}
+
+/* The largest of 64 accumulators (a full range). */
+__attribute__((target("avx512f"))) static uint32_t max64_avx512(const uint32_t *a)
+{
+    __m512i m = _mm512_max_epu32(_mm512_max_epu32(_mm512_loadu_si512(a), _mm512_loadu_si512(a + 16)),
+                                 _mm512_max_epu32(_mm512_loadu_si512(a + 32), _mm512_loadu_si512(a + 48)));
+    return _mm512_reduce_max_epu32(m);
+}
+#endif
+
+static uint32_t max_scalar(const uint32_t *a, uint32_t n)
+{
+    uint32_t best = 0;
+    for (uint32_t d = 0; d < n; d++)
+        best = a[d] > best ? a[d] : best;
+    return best;
+}
+
+/* rmax[g] = the largest of range g's accumulators, for the n_docs documents' ranges. */
+static void range_maxima(const uint32_t *acc, uint32_t n_docs, uint32_t *rmax)
+{
+    uint32_t g = 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f"))
+        for (; (g + 1) * RANGE_DOCS <= n_docs; g++)
+            rmax[g] = max64_avx512(acc + g * RANGE_DOCS);
+#endif
+    for (; g * RANGE_DOCS < n_docs; g++) {
+        uint32_t o = g * RANGE_DOCS;
+        rmax[g] = max_scalar(acc + o, o + RANGE_DOCS < n_docs ? RANGE_DOCS : n_docs - o);
+    }
+}
+
+typedef void scatter_fn(uint32_t *, const uint32_t *, const uint8_t *, uint32_t, uint32_t, uint32_t, uint32_t);
+
+static scatter_fn *pick_scatter(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f"))
+        return scatter_avx512;
+#endif
+    return scatter_scalar;
+}
+
+/* Every posting of the m cursors added into s->acc (zero before). */
+static void accumulate(splade_searcher *s, int m, uint32_t n_docs)
+{
+    scatter_fn *scatter = pick_scatter();
+    uint32_t docs[SPLADE_BLOCK_SIZE];
+    for (int i = 0; i < m; i++) {
+        const cursor *c = &s->cursors[i];
+        for (uint32_t b = 0; b < c->n_blocks; b++) {
+            const uint8_t *imps;
+            uint32_t count = splade_list_block(c->blocks, c->n_blocks, c->n_postings, c->postings, b, docs, &imps);
+            scatter(s->acc, docs, imps, 0, count, n_docs, c->qw);
+        }
+        s->stats.postings_scored += c->n_postings;
+        s->stats.blocks_decoded += c->n_blocks;
+    }
+}
+
+static int by_desc_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* The cands-th largest of v[0 .. n) (n > cands), by quickselect (v reordered). */
+static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
+{
+    uint32_t lo = 0, hi = n - 1, want = cands - 1;
+    while (hi - lo > 16) {
+        uint32_t pivot = v[lo + (hi - lo) / 2], i = lo, j = hi;
+        while (i <= j) { /* Hoare partition, descending */
+            while (v[i] > pivot)
+                i++;
+            while (v[j] < pivot)
+                j--;
+            if (i <= j) {
+                uint32_t x = v[i];
+                v[i++] = v[j];
+                v[j--] = x;
+            }
+        }
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            return v[want];
+    }
+    qsort(v + lo, hi - lo + 1, sizeof *v, by_desc_u32);
+    return v[want];
+}
+
+/* The cands-th largest nonzero score of acc[0 .. n_docs) (1 if fewer), for a segment of fewer ranges
+ * than candidates (SciFact's 81 ranges for 100: offering every document instead cost 40 µs a
+ * query); without memory for the copy, 1 (every document offered: slower, the same candidates). */
+static uint32_t score_floor(struct splade_rescore *r, const uint32_t *acc, uint32_t n_docs, uint32_t cands)
+{
+    if (n_docs > r->vals_cap) {
+        free(r->vals);
+        r->vals = malloc((size_t)n_docs * sizeof *r->vals);
+        r->vals_cap = r->vals ? n_docs : 0;
+        if (!r->vals)
+            return 1;
+    }
+    uint32_t nz = 0;
+    for (uint32_t d = 0; d < n_docs; d++)
+        if (acc[d])
+            r->vals[nz++] = acc[d];
+    return nz > cands ? select_nth(r->vals, nz, cands) : 1;
+}
+
+/* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
+ * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
+ * zeroed. The cands-th largest range maximum is a floor of the cands-th largest score (each of those
+ * ranges holds a document at its maximum), so only ranges reaching it are scanned: ~cands of ~1,600
+ * on the realistic 100 k. */
+static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
+{
+    uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax, *tmp = r->rmax + n_ranges;
+    const uint32_t *acc = s->acc;
+    uint32_t nz = 0;
+    if (s->seg->deleted) /* a deleted document must not set a range's maximum (the floor below) */
+        for (uint32_t w = 0; w < (n_docs + 63) / 64; w++)
+            for (uint64_t m = s->seg->deleted[w]; m; m &= m - 1)
+                if (w * 64 + (uint32_t)__builtin_ctzll(m) < n_docs)
+                    s->acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
+    range_maxima(acc, n_docs, rmax);
+    for (uint32_t g = 0; g < n_ranges; g++)
+        if (rmax[g])
+            tmp[nz++] = rmax[g];
+    uint32_t floor = nz > (uint32_t)c->k ? select_nth(tmp, nz, (uint32_t)c->k) : score_floor(r, acc, n_docs, (uint32_t)c->k);
+    for (uint32_t g = 0; g < n_ranges; g++) {
+        if (rmax[g] < floor)
+            continue;
+        uint32_t o = g * RANGE_DOCS, e = o + RANGE_DOCS < n_docs ? o + RANGE_DOCS : n_docs;
+        for (uint32_t d = o; d < e; d++) {
+            uint32_t a = acc[d];
+            if (a >= floor && a >= topk_threshold(c))
+                topk_offer(c, (topk_hit){splade_segment_seq(s->seg, d), d, a}); /* the exact search's tie rule */
+        }
+    }
+    memset(s->acc, 0, (size_t)n_docs * sizeof *s->acc);
+}
+
+/* The candidates are picked without the terms whose lists hold more than COMMON_SHARE of the segment's
+ * documents: such a term adds about the same to every candidate, so it ranks them little, and it
+ * costs the most postings (the rescoring adds it back exactly). On the realistic 100 k, with 12
+ * terms and 100 candidates: recall@10 0.9565 either way, 126-129 µs of CPU at the median instead of
+ * 157 (p99 201 instead of 292); at 0.1 the recall falls to 0.88 (query-approx-2026-11-26.md). Fitted
+ * on that collection. */
+#define COMMON_SHARE 0.2
+
+/* Moves the cursors of the lists no longer than COMMON_SHARE of the segment's documents to the front,
+ * returns their number (n, all kept, when there is none or only such lists). Only where the cut
+ * drops terms anyway: a cut that keeps every term stays exact. */
+static int drop_common(splade_searcher *s, int n)
+{
+    uint64_t most = (uint64_t)(COMMON_SHARE * s->seg->n_docs);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        m += s->cursors[i].n_postings <= most;
+    if (m == 0 || m == n)
+        return n;
+    m = 0;
+    for (int i = 0; i < n; i++)
+        if (s->cursors[i].n_postings <= most) {
+            if (m != i) {
+                cursor c = s->cursors[m];
+                int32_t t = s->terms[m];
+                s->cursors[m] = s->cursors[i];
+                s->terms[m] = s->terms[i];
+                s->cursors[i] = c;
+                s->terms[i] = t;
+            }
+            m++;
+        }
+    return m;
+}
+
+/* Asks for document d's forward entries (a candidate's are rarely in cache). */
+static void prefetch_doc(const splade_forward *f, uint32_t d)
+{
+    uint64_t from = f->off[d], n = f->off[d + 1] - from;
+    if (!n)
+        return;
+    const char *t = f->t16 ? (const char *)(f->t16 + from) : (const char *)(f->t32 + from);
+    size_t tbytes = n * (f->t16 ? 2 : 4);
+    for (size_t o = 0; o < tbytes; o += 64)
+        __builtin_prefetch(t + o);
+    __builtin_prefetch(t + tbytes - 1);
+    for (size_t o = 0; o < n; o += 64)
+        __builtin_prefetch(f->imp + from + o);
+    __builtin_prefetch(f->imp + from + n - 1);
+}
+
+int splade_rescore(splade_searcher *s, int n, topk *t)
+{
+    const int cands = s->opts.rescore > t->k ? s->opts.rescore : t->k; /* (fewer could not fill the k) */
+    const splade_forward *f = splade_index_forward(s->seg->ix);
+    struct splade_rescore *r = f ? scratch(s, splade_index_get_info(s->seg->ix)->n_terms, n, cands) : NULL;
+    if (!r)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        r->terms[i] = s->terms[i];
+        r->qimp[s->terms[i]] = (uint8_t)s->cursors[i].qw; /* query impacts are 8-bit */
+    }
+    int cut = s->opts.query_cut; /* (a cut keeping every term keeps the common ones: exact) */
+    int m = splade_cut_cursors(s, cut > 0 && cut < n ? drop_common(s, n) : n);
+    topk c = {r->cand, 0, cands};
+    const float f_ = s->opts.bound_factor;
+    int dense = 1;
+    if (f_ > 0 && f_ < 1) { /* the bound factor asks for pruning: windowed TAAT over the cut */
+        dense = 0;
+        if (splade_choose_algo(s, m) == SPLADE_ALGO_TAAT || splade_wtaat(s, m, &c, &s->opts) != 0)
+            splade_taat(s, m, &c);
+    } else {
+        accumulate(s, m, s->seg->n_docs);
+        collect_candidates(s, r, s->seg->n_docs, &c);
+    }
+    for (int i = 0; i < c.n; i++) { /* the candidates' entries asked for at once: their misses overlap */
+        uint32_t d = c.h[i].doc = dense ? c.h[i].doc : internal_id(s->seg, c.h[i].doc);
+        prefetch_doc(f, d);
+    }
+    for (int i = 0; i < c.n; i++) {
+        uint32_t d = c.h[i].doc;
+        seg_offer(s, t, d, exact_score(f, r->qimp, d));
+        s->stats.postings_scored += f->off[d + 1] - f->off[d];
+    }
+    s->stats.rescored += (uint64_t)c.n;
+    for (int i = 0; i < n; i++)
+        r->qimp[r->terms[i]] = 0;
+    return 0;
+}
