@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "index/format.h"
+#include "index/forward.h"
+#include "index/segment.h"
 #include "splade.h"
 #include "splade/index.h"
 #include "splade/query.h"
@@ -580,6 +582,49 @@ static void test_rescore(void **state)
     free_collection(&c);
 }
 
+/* The forward index (src/index/forward.c, built on a team of threads, each inverting a run of terms)
+ * against the collection itself: every document's entries are its terms of nonzero quantized weight,
+ * ascending, with their impacts. A team's runs joined in the wrong order would break the ascent. */
+static void test_forward_index(void **state)
+{
+    (void)state;
+    rng = 4242;
+    collection c;
+    make_collection(&c, 3000, 700, 60, 0);
+    char *dir = td_make("splade_test_query");
+    splade_index *ix = build(&c, dir);
+    const splade_index *file = splade_index_segment(ix, 0)->ix;
+    splade_forward *f = splade_forward_build(file);
+    assert_non_null(f);
+    assert_int_equal(f->n_docs, c.n_docs);
+    const float max = splade_scale_max(c.max / 255.0f);
+    uint64_t entries = 0;
+    for (uint32_t d = 0; d < c.n_docs; d++) {
+        const uint32_t id = c.internal[d];
+        int32_t want_t[700];
+        int want_n = 0;
+        uint8_t want_q[700];
+        for (int32_t t = 0; t < c.n_terms; t++) /* ascending terms, those of nonzero impact */
+            for (int i = 0; i < c.len[d]; i++)
+                if (c.terms[d][i] == t && splade_quantize(c.w[d][i], max) > 0) {
+                    want_t[want_n] = t;
+                    want_q[want_n++] = (uint8_t)splade_quantize(c.w[d][i], max);
+                }
+        assert_int_equal(f->off[id + 1] - f->off[id], want_n);
+        for (int i = 0; i < want_n; i++) {
+            assert_int_equal(splade_forward_term(f, f->off[id] + (uint64_t)i), want_t[i]);
+            assert_int_equal(f->imp[f->off[id] + (uint64_t)i], want_q[i]);
+        }
+        entries += (uint64_t)want_n;
+    }
+    assert_int_equal(f->off[c.n_docs], entries);
+    assert_int_equal(entries, splade_index_get_info(file)->n_postings);
+    splade_forward_free(f);
+    splade_index_close(ix);
+    td_free(dir);
+    free_collection(&c);
+}
+
 /* Rescoring over threads and common terms: a batch on 4 threads (the forward index built once, by
  * whichever searcher comes first, the others waiting) answers as on 1, from a fresh index each time;
  * a query whose terms all cover more than a fifth of the documents still finds its candidates (the
@@ -701,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_rescore),
         cmocka_unit_test(test_rescore_threads_and_common_terms),
         cmocka_unit_test(test_rescore_wide_vocabulary),
+        cmocka_unit_test(test_forward_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
