@@ -147,6 +147,10 @@ class Hit(ctypes.Structure):  # splade_hit (include/splade/query.h)
     _fields_ = [("doc", c_uint32), ("score", c_uint32)]
 
 
+class SearchOpts(ctypes.Structure):  # splade_search_opts (include/splade/query.h)
+    _fields_ = [("query_cut", c_int), ("bound_factor", c_float), ("rescore", c_int)]
+
+
 IX_HAS_MODEL = 2  # SPLADE_IX_HAS_MODEL
 ENCODE_CHUNK = 256  # SPLADE_ENCODE_CHUNK: texts per encoder call of `splade-index encode`
 ALGO_AUTO = 6     # SPLADE_ALGO_AUTO, the CLI's default (bench/results/query-2026-11-25.md)
@@ -217,6 +221,8 @@ _SIGNATURES = {
     "splade_index_segment_info": (c_int, [c_void_p, c_int, P(SegmentInfo)]),
     "splade_index_generation": (c_uint64, [c_void_p]),
     "splade_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, c_int, c_void_p, c_void_p]),
+    "splade_search_batch_opts": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, POINTER(SearchOpts), c_int,
+                                         c_void_p, c_void_p]),
     "splade_gpu_searcher_create": (c_int, [c_void_p, c_int, P(c_void_p)]),
     "splade_gpu_searcher_free": (None, [c_void_p]),
     "splade_gpu_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_void_p, c_void_p]),

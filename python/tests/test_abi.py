@@ -14,6 +14,7 @@ STRUCTS = {  # ctypes class name -> C type name
     "IndexInfo": "splade_index_info", "IngestOpts": "splade_ingest_opts",
     "QueryEncodeOpts": "splade_query_encode_opts",
     "BuildStats": "splade_build_stats", "Qvec": "splade_qvec", "Hit": "splade_hit",
+    "SearchOpts": "splade_search_opts",
     "AddOpts": "splade_add_opts", "AddStats": "splade_add_stats", "DeleteStats": "splade_delete_stats",
     "MergeStats": "splade_merge_stats", "MergeOpts": "splade_merge_opts", "SegmentInfo": "splade_segment_info"}
 

@@ -25,6 +25,36 @@ def test_search_texts_equals_cli_queries(example_index):
     assert trec_lines([q["_id"] for q in queries], ids, scores) == want
 
 
+def test_search_approximate_equals_cli(example_index):
+    """query_cut / rescore / bound_factor: the run of `splade-index query --query-cut N --rescore R
+    --bound-factor F` line for line; every rescored hit carries its document's exact score; a cut
+    keeping every term with rescoring is the exact search; bad values are refused."""
+    from splade_index import Index, InvalidArgumentError
+    queries = read_jsonl(os.path.join(EXAMPLE, "queries.jsonl"))
+    qids, texts = [q["_id"] for q in queries], [q["text"] for q in queries]
+    ix = Index.open(example_index)
+    n_docs = ix.info["n_docs"]
+    all_ids, all_scores = ix.search(texts, k=n_docs)  # every matching document with its exact score
+    exact = [dict(zip(r_ids, r_scores)) for r_ids, r_scores in zip(all_ids, all_scores)]
+    for qc, r, bf in ((2, 5, 0.0), (3, 20, 0.0), (3, 0, 0.0), (4, 0, 0.7), (2, 30, 0.8)):
+        ids, scores = ix.search(texts, k=10, query_cut=qc, rescore=r, bound_factor=bf)
+        args = ["--query-cut", str(qc)] + (["--rescore", str(r)] if r else []) + \
+            (["--bound-factor", str(bf)] if bf else [])
+        want = cli_run(example_index, "--queries", os.path.join(EXAMPLE, "queries.jsonl"), "-k", "10", *args)
+        assert trec_lines(qids, ids, scores) == want, (qc, r, bf)
+        if r and not bf:
+            for row, (r_ids, r_scores) in enumerate(zip(ids, scores)):
+                for d, sc in zip(r_ids, r_scores):
+                    if d != "":
+                        assert sc == exact[row][d]
+    ids, scores = ix.search(texts, k=10, query_cut=100000, rescore=50)
+    assert (ids == all_ids[:, :10]).all() and np.array_equal(scores, all_scores[:, :10])
+    for bad in (dict(rescore=10), dict(query_cut=-1), dict(query_cut=3, bound_factor=2.0),
+                dict(query_cut=3, rescore=70000), dict(query_cut=3, device="cuda")):
+        with pytest.raises(InvalidArgumentError):
+            ix.search(texts, k=10, **bad)
+
+
 def test_search_scifact_slice_equals_cli(tmp_path):
     """SciFact (../shared): the first 150 documents indexed by the CLI, the first 300 queries, top 100:
     the Python run is the CLI's run line for line. A slice keeps the suite's CPU time down; the
