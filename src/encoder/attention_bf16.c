@@ -193,7 +193,8 @@ int splade_attention_head_bf16(const float *q, const float *k, const float *v, f
     softmax_bf16(S, L, Lp, scale, P);
     rc = matmul(t, &v_layout, Lp, Lp, dh, P, Vb, O);
     for (int32_t i = 0; !rc && i < L; i++) {
-        memcpy(ctx + (size_t)i * ld, O + (size_t)i * dh, (size_t)dh * sizeof *ctx);
+        if (ctx)
+            memcpy(ctx + (size_t)i * ld, O + (size_t)i * dh, (size_t)dh * sizeof *ctx);
         if (ctxb)
             splade_to_bf16(O + (size_t)i * dh, ctxb + (size_t)i * ld, (size_t)dh);
     }
