@@ -21,4 +21,12 @@ int splade_attention_head_bf16(const float *q, const float *k, const float *v, f
 
 size_t splade_attention_bf16_scratch_floats(int32_t L, int32_t dh);
 
+/* The same from q, k, v already in bf16 dense blocks [Lp][dh], Lp = splade_attention_bf16_padded(L),
+ * rows from L zero (what splade_attention_head_bf16 makes of its fp32 rows: the same bits). */
+int splade_attention_head_bf16_blocks(const uint16_t *Qb, const uint16_t *Kb, const uint16_t *Vb, float *ctx,
+                                      uint16_t *ctxb, int32_t L, int32_t dh, int32_t ld, float scale, float *scratch);
+
+/* The block rows of a sequence of L tokens (L rounded up to the products' granularity). */
+int32_t splade_attention_bf16_padded(int32_t L);
+
 #endif

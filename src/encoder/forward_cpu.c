@@ -30,6 +30,10 @@ typedef struct {
     float *scratch; /* per thread: GEMM and attention scratch, `per_thread` floats each */
     size_t per_thread;
     uint16_t *xb, *ctxb, *tmpb, *ffnb; /* bf16 path: the GEMM inputs rounded to bf16 */
+    /* bf16 path when every sequence takes the bf16 attention: Q, K, V in bf16 straight from their
+     * GEMMs, in attention's blocks (gemm_dnnl.h's splade_dnnl_heads; poff: padded offsets); else NULL */
+    uint16_t *qkvh[3];
+    int32_t *poff;
     splade_q8_rows xq, ctxq, tmpq, ffnq; /* int8 path: the GEMM inputs quantized per row */
 } workspace;
 
@@ -89,6 +93,12 @@ static int attention_part(const fwd *f, int tid, splade_team *t)
         const int32_t b = p / nh, h = p % nh, s0 = f->offsets[b], L = f->offsets[b + 1] - s0;
         size_t at = (size_t)s0 * H + (size_t)h * dh;
         float *scratch = w->scratch + (size_t)tid * w->per_thread;
+        if (w->poff) {
+            const size_t blk = (size_t)w->poff[b] * H + (size_t)h * (w->poff[b + 1] - w->poff[b]) * dh;
+            rc = splade_attention_head_bf16_blocks(w->qkvh[0] + blk, w->qkvh[1] + blk, w->qkvh[2] + blk, NULL,
+                                                   w->ctxb + at, L, dh, H, scale, scratch);
+            continue;
+        }
         if ((f->bf || f->q8) && splade_attention_bf16_usable(L)) {
             /* with ctxb (bf16 forward) only the bf16 copy is read, by the attention-out GEMM */
             rc = splade_attention_head_bf16(w->q + at, w->k + at, w->v + at, w->ctxb ? NULL : w->ctx + at,
@@ -124,11 +134,21 @@ enum { PAD = SPLADE_DNNL_PAD_ROWS }; /* the bf16 forward's GEMM inputs are padde
  * every barrier). */
 static int layer_bf16(const fwd *f, const splade_layer *p, const splade_bf16_layer *q, int tid, splade_team *t)
 {
+    const int32_t H = f->m->cfg.hidden_size;
     const int n = splade_team_size(t);
     workspace *w = f->w;
-    int rc = splade_dnnl_share(q->q, w->xb, f->T, w->q, NULL, PAD, tid, n);
-    rc = rc ? rc : splade_dnnl_share(q->k, w->xb, f->T, w->k, NULL, PAD, tid, n);
-    rc = rc ? rc : splade_dnnl_share(q->v, w->xb, f->T, w->v, NULL, PAD, tid, n);
+    int rc = SPLADE_OK;
+    if (w->poff) {
+        const splade_dnnl_linear *qkv[3] = {q->q, q->k, q->v};
+        for (int i = 0; i < 3; i++) {
+            const splade_dnnl_heads o = {w->qkvh[i], f->offsets, w->poff, f->B, H / f->m->cfg.num_heads};
+            rc = rc ? rc : splade_dnnl_share_heads(qkv[i], w->xb, f->T, &o, PAD, tid, n);
+        }
+    } else {
+        rc = splade_dnnl_share(q->q, w->xb, f->T, w->q, NULL, PAD, tid, n);
+        rc = rc ? rc : splade_dnnl_share(q->k, w->xb, f->T, w->k, NULL, PAD, tid, n);
+        rc = rc ? rc : splade_dnnl_share(q->v, w->xb, f->T, w->v, NULL, PAD, tid, n);
+    }
     splade_team_barrier(t);
     int ra = attention_part(f, tid, t);
     rc = rc ? rc : ra;
@@ -420,8 +440,29 @@ static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32
     return w->ffn && w->scratch ? SPLADE_OK : SPLADE_ERR_NOMEM;
 }
 
+/* The bf16 forward's Q, K, V blocks (workspace.qkvh) when every sequence of the batch takes the bf16
+ * attention and a head divides a GEMM panel; zeroed, so the rows past each length stay 0. */
+static int alloc_heads(workspace *w, const int32_t *offsets, int32_t B, int32_t H, int32_t dh)
+{
+    if (SPLADE_DNNL_PANEL % dh)
+        return SPLADE_OK;
+    for (int32_t b = 0; b < B; b++)
+        if (!splade_attention_bf16_usable(offsets[b + 1] - offsets[b]))
+            return SPLADE_OK;
+    if (!(w->poff = malloc(((size_t)B + 1) * sizeof *w->poff)))
+        return SPLADE_ERR_NOMEM;
+    w->poff[0] = 0;
+    for (int32_t b = 0; b < B; b++)
+        w->poff[b + 1] = w->poff[b] + splade_attention_bf16_padded(offsets[b + 1] - offsets[b]);
+    for (int i = 0; i < 3; i++)
+        if (!(w->qkvh[i] = calloc((size_t)w->poff[B] * H, sizeof(uint16_t))))
+            return SPLADE_ERR_NOMEM;
+    return SPLADE_OK;
+}
+
 static void free_ws(workspace *w)
 {
+    free(w->poff), free(w->qkvh[0]), free(w->qkvh[1]), free(w->qkvh[2]);
     float *bufs[] = {w->x, w->q, w->k, w->v, w->ctx, w->tmp, w->ffn, w->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
@@ -547,6 +588,8 @@ int splade_forward_cpu_lowp(const splade_model *m, const splade_cpu_bf16 *bf, co
     const splade_config *c = &m->cfg;
     rc = alloc_ws(&w, (size_t)offsets[B], (size_t)c->hidden_size, (size_t)c->intermediate_size, max_len,
                   c->hidden_size / c->num_heads, nthreads, bf != NULL && !q8, q8 != NULL);
+    if (!rc && bf && !q8)
+        rc = alloc_heads(&w, offsets, B, c->hidden_size, c->hidden_size / c->num_heads);
     if (rc)
         rc = splade_fail(SPLADE_ERR_NOMEM, "forward: workspace for %d tokens", (int)offsets[B]);
     else

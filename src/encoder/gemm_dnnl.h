@@ -75,6 +75,22 @@ int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M,
 int splade_dnnl_share_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const float *R, float *C,
                           uint16_t *Cb, int flags, int tid, int nthreads);
 
+/* An output in attention's layout (attention_bf16.h's blocks): sequence b (tokens [offsets[b],
+ * offsets[b+1])) owns base[poff[b] * N, poff[b+1] * N) (N the linear's outputs), head h (columns
+ * [h * dh, (h + 1) * dh)) the dense bf16 block [Lp][dh] at poff[b] * N + h * Lp * dh, Lp = poff[b+1] -
+ * poff[b] >= the length; rows past the length are never written. */
+typedef struct {
+    uint16_t *base;
+    const int32_t *offsets, *poff;
+    int32_t B, dh;
+} splade_dnnl_heads;
+
+/* splade_dnnl_share (no ACCUM / GELU) with the output rounded to bf16 straight into o's blocks: the
+ * Q, K, V GEMMs of the bf16 forward, whose fp32 rows only attention read (to round them to bf16
+ * into such blocks): ~5% of a 256-token document's time in copies. dh must divide SPLADE_DNNL_PANEL. */
+int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const splade_dnnl_heads *o,
+                            int flags, int tid, int nthreads);
+
 /* The fp32 path for many rows (gemm_cpu.c): 1 when oneDNN is built in and $SPLADE_GEMM_CPU is not
  * "blas". splade_dnnl_f32_tile: *tile (this thread's, dense [rows][P], valid until its next call)
  * = A [rows, K] (row stride K) · W[0..P)ᵀ + bias[0..P), W the panel's first nn.Linear row (row
