@@ -86,6 +86,38 @@ static double head_error(const float *ctx, int32_t L, int32_t dh, int32_t ld, in
     return worst;
 }
 
+/* The bf16-blocks entry (q, k, v rounded into zero-padded [Lp][dh] blocks, as the bf16 forward's Q/K/V
+ * GEMMs write them) gives ctx and ctxb byte for byte as the fp32-rows entry did (cbf, cb); with ctx
+ * NULL only ctxb is written. */
+static void check_blocks(const float *q, const float *k, const float *v, const float *cbf, const uint16_t *cb,
+                         int32_t L, int32_t dh, int32_t ld, float scale, float *scratch)
+{
+    const int32_t Lp = splade_attention_bf16_padded(L);
+    assert_true(Lp >= L && Lp % 32 == 0);
+    uint16_t *blk[3];
+    const float *src[3] = {q, k, v};
+    for (int i = 0; i < 3; i++) {
+        blk[i] = calloc((size_t)Lp * dh, sizeof(uint16_t));
+        for (int32_t r = 0; r < L; r++)
+            splade_to_bf16(src[i] + (size_t)r * ld, blk[i] + (size_t)r * dh, (size_t)dh);
+    }
+    float *c2 = malloc((size_t)L * ld * sizeof *c2);
+    uint16_t *b2 = malloc((size_t)L * ld * sizeof *b2), *b3 = malloc((size_t)L * ld * sizeof *b3);
+    for (size_t i = 0; i < (size_t)L * ld; i++)
+        c2[i] = -7.0f, b2[i] = b3[i] = 0xABCD;
+    assert_int_equal(splade_attention_head_bf16_blocks(blk[0], blk[1], blk[2], c2, b2, L, dh, ld, scale, scratch),
+                     SPLADE_OK);
+    assert_int_equal(splade_attention_head_bf16_blocks(blk[0], blk[1], blk[2], NULL, b3, L, dh, ld, scale, scratch),
+                     SPLADE_OK);
+    for (int32_t r = 0; r < L; r++) {
+        const size_t at = (size_t)r * ld;
+        assert_memory_equal(c2 + at, cbf + at, (size_t)dh * sizeof *c2);
+        assert_memory_equal(b2 + at, cb + at, (size_t)dh * sizeof *b2);
+        assert_memory_equal(b3 + at, cb + at, (size_t)dh * sizeof *b3);
+    }
+    free(blk[0]), free(blk[1]), free(blk[2]), free(c2), free(b2), free(b3);
+}
+
 /* One head of L tokens, dh wide, at column c0 of rows ld wide; sharp says how peaked the softmax is. */
 static void check_head(int32_t L, int32_t dh, int32_t ld, int32_t c0, float sharp)
 {
@@ -120,6 +152,7 @@ static void check_head(int32_t L, int32_t dh, int32_t ld, int32_t c0, float shar
             else /* ctxb is ctx rounded to bf16: within half a bf16 step */
                 assert_true(fabsf(bf16_value(cb[at]) - cbf[at]) <= fabsf(cbf[at]) * (1.0f / 256.0f));
         }
+    check_blocks(q + c0, k + c0, v + c0, cbf + c0, cb + c0, L, dh, ld, scale, scratch);
     free(q), free(k), free(v), free(c32), free(cbf), free(cb), free(ref), free(scratch);
 }
 

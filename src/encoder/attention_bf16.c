@@ -19,6 +19,8 @@ enum { PAD = 32, SHORT_L = 64 }; /* SHORT_L: attention_cpu.c's short kernel take
 
 static int32_t padded(int32_t L) { return (L + PAD - 1) / PAD * PAD; }
 
+int32_t splade_attention_bf16_padded(int32_t L) { return padded(L); }
+
 /* Blocks of the scratch, in floats, each a multiple of 16 (64-byte aligned). */
 static size_t up16(size_t n) { return (n + 15) / 16 * 16; }
 
@@ -171,6 +173,28 @@ static void softmax_bf16(float *S, int32_t L, int32_t Lp, float scale, uint16_t 
     memset(P + (size_t)L * Lp, 0, (size_t)(Lp - L) * Lp * sizeof *P);
 }
 
+/* ctx (and ctxb) rows of the head from its bf16 blocks (Qb, Kb, Vb [Lp][dh], zeros from row L). */
+static int head_blocks(splade_dnnl_thread *t, const uint16_t *Qb, const uint16_t *Kb, const uint16_t *Vb, float *ctx,
+                       uint16_t *ctxb, int32_t L, int32_t dh, int32_t ld, float scale, float *scratch)
+{
+    const int32_t Lp = padded(L);
+    float *S = scratch;
+    uint16_t *P = (uint16_t *)(S + up16((size_t)Lp * Lp));
+    float *O = (float *)P + up16((size_t)Lp * Lp / 2) + 3 * up16((size_t)Lp * dh / 2);
+    int rc = matmul(t, &kt_layout, Lp, dh, Lp, Qb, Kb, S);
+    if (rc)
+        return rc;
+    softmax_bf16(S, L, Lp, scale, P);
+    rc = matmul(t, &v_layout, Lp, Lp, dh, P, Vb, O);
+    for (int32_t i = 0; !rc && i < L; i++) {
+        if (ctx)
+            memcpy(ctx + (size_t)i * ld, O + (size_t)i * dh, (size_t)dh * sizeof *ctx);
+        if (ctxb)
+            splade_to_bf16(O + (size_t)i * dh, ctxb + (size_t)i * ld, (size_t)dh);
+    }
+    return rc;
+}
+
 int splade_attention_head_bf16(const float *q, const float *k, const float *v, float *ctx, uint16_t *ctxb, int32_t L,
                                int32_t dh, int32_t ld, float scale, float *scratch)
 {
@@ -178,26 +202,22 @@ int splade_attention_head_bf16(const float *q, const float *k, const float *v, f
     if (!t)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN thread state");
     const int32_t Lp = padded(L);
-    float *S = scratch;
-    uint16_t *P = (uint16_t *)(S + up16((size_t)Lp * Lp));
-    uint16_t *Qb = (uint16_t *)((float *)P + up16((size_t)Lp * Lp / 2));
+    uint16_t *Qb = (uint16_t *)(scratch + up16((size_t)Lp * Lp) + up16((size_t)Lp * Lp / 2));
     uint16_t *Kb = (uint16_t *)((float *)Qb + up16((size_t)Lp * dh / 2));
     uint16_t *Vb = (uint16_t *)((float *)Kb + up16((size_t)Lp * dh / 2));
-    float *O = (float *)Vb + up16((size_t)Lp * dh / 2);
     rows_to_bf16(q, ld, L, Lp, dh, Qb);
     rows_to_bf16(k, ld, L, Lp, dh, Kb);
     rows_to_bf16(v, ld, L, Lp, dh, Vb);
-    int rc = matmul(t, &kt_layout, Lp, dh, Lp, Qb, Kb, S);
-    if (rc)
-        return rc;
-    softmax_bf16(S, L, Lp, scale, P);
-    rc = matmul(t, &v_layout, Lp, Lp, dh, P, Vb, O);
-    for (int32_t i = 0; !rc && i < L; i++) {
-        memcpy(ctx + (size_t)i * ld, O + (size_t)i * dh, (size_t)dh * sizeof *ctx);
-        if (ctxb)
-            splade_to_bf16(O + (size_t)i * dh, ctxb + (size_t)i * ld, (size_t)dh);
-    }
-    return rc;
+    return head_blocks(t, Qb, Kb, Vb, ctx, ctxb, L, dh, ld, scale, scratch);
+}
+
+int splade_attention_head_bf16_blocks(const uint16_t *Qb, const uint16_t *Kb, const uint16_t *Vb, float *ctx,
+                                      uint16_t *ctxb, int32_t L, int32_t dh, int32_t ld, float scale, float *scratch)
+{
+    splade_dnnl_thread *t = splade_dnnl_thread_state();
+    if (!t)
+        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN thread state");
+    return head_blocks(t, Qb, Kb, Vb, ctx, ctxb, L, dh, ld, scale, scratch);
 }
 
 #else /* without oneDNN the reduced-precision forwards do not run: never usable */
@@ -208,6 +228,13 @@ int splade_attention_head_bf16(const float *q, const float *k, const float *v, f
                                int32_t dh, int32_t ld, float scale, float *scratch)
 {
     (void)q, (void)k, (void)v, (void)ctx, (void)ctxb, (void)L, (void)dh, (void)ld, (void)scale, (void)scratch;
+    return splade_dnnl_bf16_check();
+}
+
+int splade_attention_head_bf16_blocks(const uint16_t *Qb, const uint16_t *Kb, const uint16_t *Vb, float *ctx,
+                                      uint16_t *ctxb, int32_t L, int32_t dh, int32_t ld, float scale, float *scratch)
+{
+    (void)Qb, (void)Kb, (void)Vb, (void)ctx, (void)ctxb, (void)L, (void)dh, (void)ld, (void)scale, (void)scratch;
     return splade_dnnl_bf16_check();
 }
 #endif

@@ -30,6 +30,10 @@ typedef struct {
     float *scratch; /* per thread: GEMM and attention scratch, `per_thread` floats each */
     size_t per_thread;
     uint16_t *xb, *ctxb, *tmpb, *ffnb; /* bf16 path: the GEMM inputs rounded to bf16 */
+    /* bf16 path when every sequence takes the bf16 attention: Q, K, V in bf16 straight from their
+     * GEMMs, in attention's blocks (gemm_dnnl.h's splade_dnnl_heads; poff: padded offsets); else NULL */
+    uint16_t *qkvh[3];
+    int32_t *poff;
     splade_q8_rows xq, ctxq, tmpq, ffnq; /* int8 path: the GEMM inputs quantized per row */
 } workspace;
 
@@ -89,9 +93,16 @@ static int attention_part(const fwd *f, int tid, splade_team *t)
         const int32_t b = p / nh, h = p % nh, s0 = f->offsets[b], L = f->offsets[b + 1] - s0;
         size_t at = (size_t)s0 * H + (size_t)h * dh;
         float *scratch = w->scratch + (size_t)tid * w->per_thread;
+        if (w->poff) {
+            const size_t blk = (size_t)w->poff[b] * H + (size_t)h * (w->poff[b + 1] - w->poff[b]) * dh;
+            rc = splade_attention_head_bf16_blocks(w->qkvh[0] + blk, w->qkvh[1] + blk, w->qkvh[2] + blk, NULL,
+                                                   w->ctxb + at, L, dh, H, scale, scratch);
+            continue;
+        }
         if ((f->bf || f->q8) && splade_attention_bf16_usable(L)) {
-            rc = splade_attention_head_bf16(w->q + at, w->k + at, w->v + at, w->ctx + at, w->ctxb ? w->ctxb + at : NULL,
-                                            L, dh, H, scale, scratch);
+            /* with ctxb (bf16 forward) only the bf16 copy is read, by the attention-out GEMM */
+            rc = splade_attention_head_bf16(w->q + at, w->k + at, w->v + at, w->ctxb ? NULL : w->ctx + at,
+                                            w->ctxb ? w->ctxb + at : NULL, L, dh, H, scale, scratch);
             continue;
         }
         splade_attention_head(w->q + at, w->k + at, w->v + at, w->ctx + at, L, dh, H, scale, scratch);
@@ -103,16 +114,20 @@ static int attention_part(const fwd *f, int tid, splade_team *t)
 
 static void embed_part(const fwd *f, int tid, splade_team *t);
 
-/* LayerNorm of this thread's rows, then their bf16 copy (the next GEMM's input). */
+/* LayerNorm of this thread's rows, each then copied in bf16 (the next GEMM's input) while in L1. */
 static void layer_norm_bf16(const fwd *f, int tid, splade_team *t, float *x, uint16_t *xb, const float *g,
                             const float *b)
 {
     const int32_t H = f->m->cfg.hidden_size;
     int r0, r1;
     splade_team_split(tid, splade_team_size(t), f->T, 1, &r0, &r1);
-    splade_layer_norm(x, r0, r1, H, g, b, f->m->cfg.layer_norm_eps);
-    splade_to_bf16(x + (size_t)r0 * H, xb + (size_t)r0 * H, (size_t)(r1 - r0) * H);
+    for (int32_t r = r0; r < r1; r++) {
+        splade_layer_norm(x, r, r + 1, H, g, b, f->m->cfg.layer_norm_eps);
+        splade_to_bf16(x + (size_t)r * H, xb + (size_t)r * H, (size_t)H);
+    }
 }
+
+enum { PAD = SPLADE_DNNL_PAD_ROWS }; /* the bf16 forward's GEMM inputs are padded (bf16_rows) */
 
 /* The layer of `layer` with bf16 GEMM inputs (oneDNN, fp32 accumulation and outputs); documents'
  * attention in bf16 (attention_part); softmax, residuals and LayerNorm stay fp32. Returns the first failure of this member (it still reaches
@@ -122,23 +137,32 @@ static int layer_bf16(const fwd *f, const splade_layer *p, const splade_bf16_lay
     const int32_t H = f->m->cfg.hidden_size;
     const int n = splade_team_size(t);
     workspace *w = f->w;
-    int rc = splade_dnnl_share(q->q, w->xb, f->T, w->q, NULL, 0, tid, n);
-    rc = rc ? rc : splade_dnnl_share(q->k, w->xb, f->T, w->k, NULL, 0, tid, n);
-    rc = rc ? rc : splade_dnnl_share(q->v, w->xb, f->T, w->v, NULL, 0, tid, n);
+    int rc = SPLADE_OK;
+    if (w->poff) {
+        const splade_dnnl_linear *qkv[3] = {q->q, q->k, q->v};
+        for (int i = 0; i < 3; i++) {
+            const splade_dnnl_heads o = {w->qkvh[i], f->offsets, w->poff, f->B, H / f->m->cfg.num_heads};
+            rc = rc ? rc : splade_dnnl_share_heads(qkv[i], w->xb, f->T, &o, PAD, tid, n);
+        }
+    } else {
+        rc = splade_dnnl_share(q->q, w->xb, f->T, w->q, NULL, PAD, tid, n);
+        rc = rc ? rc : splade_dnnl_share(q->k, w->xb, f->T, w->k, NULL, PAD, tid, n);
+        rc = rc ? rc : splade_dnnl_share(q->v, w->xb, f->T, w->v, NULL, PAD, tid, n);
+    }
     splade_team_barrier(t);
     int ra = attention_part(f, tid, t);
     rc = rc ? rc : ra;
-    copy_cols(f, tid, t, w->x, w->tmp, H);
     splade_team_barrier(t);
-    rc = rc ? rc : splade_dnnl_share(q->o, w->ctxb, f->T, w->tmp, NULL, SPLADE_DNNL_ACCUM, tid, n);
+    /* the residuals are read where they are (splade_dnnl_share_res), not copied first */
+    rc = rc ? rc : splade_dnnl_share_res(q->o, w->ctxb, f->T, w->x, w->tmp, NULL, SPLADE_DNNL_ACCUM | PAD, tid, n);
     splade_team_barrier(t);
     layer_norm_bf16(f, tid, t, w->tmp, w->tmpb, p->ln1_g, p->ln1_b);
     splade_team_barrier(t);
     /* GELU(FFN-in) in bf16 alone: only ffn_out reads it */
-    rc = rc ? rc : splade_dnnl_share(q->ffn_in, w->tmpb, f->T, NULL, w->ffnb, SPLADE_DNNL_GELU, tid, n);
-    copy_cols(f, tid, t, w->tmp, w->x, H);
+    rc = rc ? rc : splade_dnnl_share(q->ffn_in, w->tmpb, f->T, NULL, w->ffnb, SPLADE_DNNL_GELU | PAD, tid, n);
     splade_team_barrier(t);
-    rc = rc ? rc : splade_dnnl_share(q->ffn_out, w->ffnb, f->T, w->x, NULL, SPLADE_DNNL_ACCUM, tid, n);
+    rc = rc ? rc : splade_dnnl_share_res(q->ffn_out, w->ffnb, f->T, w->tmp, w->x, NULL, SPLADE_DNNL_ACCUM | PAD, tid,
+                                         n);
     splade_team_barrier(t);
     layer_norm_bf16(f, tid, t, w->x, w->xb, p->ln2_g, p->ln2_b);
     splade_team_barrier(t);
@@ -161,7 +185,7 @@ static int forward_team_bf16(void *ctx, int tid, splade_team *t)
         int r = layer_bf16(f, &m->layers[l], &f->bf->layers[l], tid, t);
         rc = rc ? rc : r;
     }
-    int r = splade_dnnl_share(f->bf->mlm_dense, f->w->xb, f->T, f->w->q, NULL, SPLADE_DNNL_GELU, tid,
+    int r = splade_dnnl_share(f->bf->mlm_dense, f->w->xb, f->T, f->w->q, NULL, SPLADE_DNNL_GELU | PAD, tid,
                               splade_team_size(t));
     rc = rc ? rc : r;
     splade_team_barrier(t);
@@ -376,6 +400,18 @@ static int alloc_q8(splade_q8_rows *a, size_t T, size_t K)
 
 static void free_q8(splade_q8_rows *a) { free(a->q), free(a->scale), free(a->zp); }
 
+/* A bf16 GEMM input of T rows of K: rows up to the next multiple of SPLADE_DNNL_ROWS, the padding
+ * zeroed once (nothing writes past row T), so the GEMMs compute a short last block whole
+ * (SPLADE_DNNL_PAD_ROWS). */
+static uint16_t *bf16_rows(size_t T, size_t K)
+{
+    const size_t Tp = (T + SPLADE_DNNL_ROWS - 1) / SPLADE_DNNL_ROWS * SPLADE_DNNL_ROWS;
+    uint16_t *p = malloc(Tp * K * sizeof *p);
+    if (p)
+        memset(p + T * K, 0, (Tp - T) * K * sizeof *p);
+    return p;
+}
+
 static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32_t dh, int nthreads, int bf16,
                     int int8)
 {
@@ -383,15 +419,13 @@ static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32
     if (int8 && (alloc_q8(&w->xq, T, H) || alloc_q8(&w->ctxq, T, H) || alloc_q8(&w->tmpq, T, H) ||
                  alloc_q8(&w->ffnq, T, F)))
         return SPLADE_ERR_NOMEM;
-    if (int8 && !(w->xb = malloc(T * H * sizeof(uint16_t)))) /* a bf16 head's input */
+    if (int8 && !(w->xb = bf16_rows(T, H))) /* a bf16 head's input */
         return SPLADE_ERR_NOMEM;
     if (bf16) {
-        uint16_t **b16[] = {&w->xb, &w->ctxb, &w->tmpb};
+        uint16_t **b16[] = {&w->xb, &w->ctxb, &w->tmpb, &w->ffnb};
         for (size_t i = 0; i < sizeof b16 / sizeof *b16; i++)
-            if (!(*b16[i] = malloc(T * H * sizeof(uint16_t))))
+            if (!(*b16[i] = bf16_rows(T, i == 3 ? F : H)))
                 return SPLADE_ERR_NOMEM;
-        if (!(w->ffnb = malloc(T * F * sizeof(uint16_t))))
-            return SPLADE_ERR_NOMEM;
     }
     float **bufs[] = {&w->x, &w->q, &w->k, &w->v, &w->ctx, &w->tmp};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
@@ -406,8 +440,29 @@ static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32
     return w->ffn && w->scratch ? SPLADE_OK : SPLADE_ERR_NOMEM;
 }
 
+/* The bf16 forward's Q, K, V blocks (workspace.qkvh) when every sequence of the batch takes the bf16
+ * attention and a head divides a GEMM panel; zeroed, so the rows past each length stay 0. */
+static int alloc_heads(workspace *w, const int32_t *offsets, int32_t B, int32_t H, int32_t dh)
+{
+    if (SPLADE_DNNL_PANEL % dh)
+        return SPLADE_OK;
+    for (int32_t b = 0; b < B; b++)
+        if (!splade_attention_bf16_usable(offsets[b + 1] - offsets[b]))
+            return SPLADE_OK;
+    if (!(w->poff = malloc(((size_t)B + 1) * sizeof *w->poff)))
+        return SPLADE_ERR_NOMEM;
+    w->poff[0] = 0;
+    for (int32_t b = 0; b < B; b++)
+        w->poff[b + 1] = w->poff[b] + splade_attention_bf16_padded(offsets[b + 1] - offsets[b]);
+    for (int i = 0; i < 3; i++)
+        if (!(w->qkvh[i] = calloc((size_t)w->poff[B] * H, sizeof(uint16_t))))
+            return SPLADE_ERR_NOMEM;
+    return SPLADE_OK;
+}
+
 static void free_ws(workspace *w)
 {
+    free(w->poff), free(w->qkvh[0]), free(w->qkvh[1]), free(w->qkvh[2]);
     float *bufs[] = {w->x, w->q, w->k, w->v, w->ctx, w->tmp, w->ffn, w->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
@@ -533,6 +588,8 @@ int splade_forward_cpu_lowp(const splade_model *m, const splade_cpu_bf16 *bf, co
     const splade_config *c = &m->cfg;
     rc = alloc_ws(&w, (size_t)offsets[B], (size_t)c->hidden_size, (size_t)c->intermediate_size, max_len,
                   c->hidden_size / c->num_heads, nthreads, bf != NULL && !q8, q8 != NULL);
+    if (!rc && bf && !q8)
+        rc = alloc_heads(&w, offsets, B, c->hidden_size, c->hidden_size / c->num_heads);
     if (rc)
         rc = splade_fail(SPLADE_ERR_NOMEM, "forward: workspace for %d tokens", (int)offsets[B]);
     else

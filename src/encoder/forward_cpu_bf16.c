@@ -74,10 +74,18 @@ static int bf16_unit(const void *lin, const void *X, int32_t r0, int32_t rows, i
     return splade_dnnl_unit_to(dec, x, rows, p, dst, ldd, 0);
 }
 
+/* The same on padded rows (X as SPLADE_DNNL_PAD_ROWS wants it; the head's tile has
+ * SPLADE_DNNL_ROWS rows): splade_dnnl_padded_rows of them computed. */
+static int bf16_unit_padded(const void *lin, const void *X, int32_t r0, int32_t rows, int32_t p, float *dst,
+                            int32_t ldd)
+{
+    return bf16_unit(lin, X, r0, splade_dnnl_padded_rows(rows), p, dst, ldd);
+}
+
 int splade_lmhead_cpu_bf16(const splade_dnnl_linear *dec, const uint16_t *X, const int32_t *offsets, int32_t B,
                            float *out, int nthreads)
 {
-    return splade_lmhead_panels(bf16_unit, dec, X, splade_dnnl_linear_n(dec), splade_dnnl_panels(dec), offsets, B, out,
+    return splade_lmhead_panels(bf16_unit_padded, dec, X, splade_dnnl_linear_n(dec), splade_dnnl_panels(dec), offsets, B, out,
                                 nthreads);
 }
 

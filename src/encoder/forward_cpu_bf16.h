@@ -23,7 +23,8 @@ typedef struct splade_cpu_bf16 {
 int splade_cpu_bf16_create(const splade_model *m, splade_cpu_bf16 **out);
 void splade_cpu_bf16_free(splade_cpu_bf16 *w);
 
-/* The SPLADE head from the MLM transform's output in bf16 (X [T, H], sequences at offsets):
+/* The SPLADE head from the MLM transform's output in bf16 (X [T, H], sequences at offsets, readable
+ * and finite up to the next multiple of SPLADE_DNNL_ROWS rows: gemm_dnnl.h's SPLADE_DNNL_PAD_ROWS):
  * out[b][v] = log1p(relu(max over b's rows of X·Wᵀ + bias)), on a team of nthreads. */
 int splade_lmhead_cpu_bf16(const splade_dnnl_linear *dec, const uint16_t *X, const int32_t *offsets, int32_t B,
                            float *out, int nthreads);

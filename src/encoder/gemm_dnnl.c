@@ -124,11 +124,18 @@ int splade_dnnl_unit_to(const splade_dnnl_linear *l, const uint16_t *A, int32_t 
 int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p, float *C,
                      int32_t ldc, uint16_t *Cb, int flags)
 {
+    return splade_dnnl_unit_res(l, A, r0, rows, p, C, C, ldc, Cb, flags);
+}
+
+int splade_dnnl_unit_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p,
+                         const float *R, float *C, int32_t ldc, uint16_t *Cb, int flags)
+{
     splade_dnnl_thread *c = splade_dnnl_thread_state();
     if (!c)
         return splade_fail(SPLADE_ERR_NOMEM, "oneDNN thread state");
     const int32_t P = splade_dnnl_weights_width(&l->w, p), c0 = p * SPLADE_DNNL_PANEL;
-    int rc = splade_dnnl_unit_to(l, A + (size_t)r0 * l->w.K, rows, p, c->tile, P, 0);
+    const int32_t computed = flags & SPLADE_DNNL_PAD_ROWS ? splade_dnnl_padded_rows(rows) : rows;
+    int rc = splade_dnnl_unit_to(l, A + (size_t)r0 * l->w.K, computed, p, c->tile, P, 0);
     for (int32_t i = 0; !rc && !C && i < rows; i++) { /* the bf16 copy alone: the tile is the row */
         float *t = c->tile + (size_t)i * P;
         if (flags & SPLADE_DNNL_GELU)
@@ -138,7 +145,9 @@ int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0,
     for (int32_t i = 0; !rc && C && i < rows; i++) {
         float *dst = C + (size_t)(r0 + i) * ldc + c0;
         const float *t = c->tile + (size_t)i * P;
-        if (flags & SPLADE_DNNL_ACCUM)
+        if (flags & SPLADE_DNNL_ACCUM && R != C)
+            splade_sum_row(dst, R + (size_t)(r0 + i) * ldc + c0, t, P);
+        else if (flags & SPLADE_DNNL_ACCUM)
             splade_add_row(dst, t, P);
         else
             memcpy(dst, t, (size_t)P * sizeof *dst);
@@ -153,13 +162,19 @@ int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0,
 int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, float *C, uint16_t *Cb, int flags,
                       int tid, int nthreads)
 {
+    return splade_dnnl_share_res(l, A, M, C, C, Cb, flags, tid, nthreads);
+}
+
+int splade_dnnl_share_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const float *R, float *C,
+                          uint16_t *Cb, int flags, int tid, int nthreads)
+{
     const int32_t rb = M <= 64 ? M : SPLADE_DNNL_ROWS, n_rb = (M + rb - 1) / rb;
     int u0, u1;
     const int32_t np = l->w.n_panels;
     splade_team_split(tid, nthreads, n_rb * np, 1, &u0, &u1);
     for (int u = u0; u < u1; u++) {
         const int32_t r0 = u / np * rb, rows = M - r0 < rb ? M - r0 : rb;
-        int rc = splade_dnnl_unit(l, A, r0, rows, u % np, C, l->w.N, Cb, flags);
+        int rc = splade_dnnl_unit_res(l, A, r0, rows, u % np, R, C, l->w.N, Cb, flags);
         if (rc)
             return rc;
     }
@@ -167,6 +182,57 @@ int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M,
 }
 
 int32_t splade_dnnl_panels(const splade_dnnl_linear *l) { return l->w.n_panels; }
+
+/* The sequence of token r, from b on (rows ascend within a unit). */
+static int32_t seq_of(const int32_t *offsets, int32_t b, int32_t r)
+{
+    while (r >= offsets[b + 1])
+        b++;
+    return b;
+}
+
+/* One unit's rows, rounded to bf16, into their heads' blocks (splade_dnnl_heads). */
+static int unit_heads(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p,
+                      const splade_dnnl_heads *o, int flags)
+{
+    splade_dnnl_thread *c = splade_dnnl_thread_state();
+    if (!c)
+        return splade_fail(SPLADE_ERR_NOMEM, "oneDNN thread state");
+    const int32_t P = splade_dnnl_weights_width(&l->w, p), c0 = p * SPLADE_DNNL_PANEL, dh = o->dh, H = l->w.N;
+    const int32_t computed = flags & SPLADE_DNNL_PAD_ROWS ? splade_dnnl_padded_rows(rows) : rows;
+    int rc = splade_dnnl_unit_to(l, A + (size_t)r0 * l->w.K, computed, p, c->tile, P, 0);
+    int32_t lo = 0, hi = o->B; /* b: the last sequence starting at or before r0 */
+    while (hi - lo > 1) {
+        int32_t mid = (lo + hi) / 2;
+        *(o->offsets[mid] <= r0 ? &lo : &hi) = mid;
+    }
+    for (int32_t i = 0, b = lo; !rc && i < rows; i++) {
+        b = seq_of(o->offsets, b, r0 + i);
+        const int32_t s = r0 + i - o->offsets[b], Lp = o->poff[b + 1] - o->poff[b];
+        uint16_t *seq = o->base + (size_t)o->poff[b] * H;
+        for (int32_t j = 0; j < P; j += dh)
+            splade_to_bf16(c->tile + (size_t)i * P + j, seq + ((size_t)(c0 + j) / dh * Lp + s) * dh, (size_t)dh);
+    }
+    return rc;
+}
+
+int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const splade_dnnl_heads *o,
+                            int flags, int tid, int nthreads)
+{
+    const int32_t rb = M <= 64 ? M : SPLADE_DNNL_ROWS, n_rb = (M + rb - 1) / rb, np = l->w.n_panels;
+    if (SPLADE_DNNL_PANEL % o->dh || l->w.N % o->dh)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "oneDNN: head width %d does not divide the panels", (int)o->dh);
+    int u0, u1;
+    splade_team_split(tid, nthreads, n_rb * np, 1, &u0, &u1);
+    for (int u = u0; u < u1; u++) {
+        const int32_t r0 = u / np * rb, rows = M - r0 < rb ? M - r0 : rb;
+        int rc = unit_heads(l, A, r0, rows, u % np, o, flags);
+        if (rc)
+            return rc;
+    }
+    return SPLADE_OK;
+}
+
 
 static pthread_once_t f32_once = PTHREAD_ONCE_INIT;
 static int f32_ok;
@@ -232,7 +298,21 @@ int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M,
     (void)l, (void)A, (void)M, (void)C, (void)Cb, (void)flags, (void)tid, (void)nthreads;
     return splade_dnnl_bf16_check();
 }
+int splade_dnnl_share_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const float *R, float *C,
+                          uint16_t *Cb, int flags, int tid, int nthreads)
+{
+    (void)R;
+    return splade_dnnl_share(l, A, M, C, Cb, flags, tid, nthreads);
+}
+int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const splade_dnnl_heads *o,
+                            int flags, int tid, int nthreads)
+{
+    (void)o;
+    return splade_dnnl_share(l, A, M, NULL, NULL, flags, tid, nthreads);
+}
 #endif
+
+int32_t splade_dnnl_padded_rows(int32_t rows) { return rows > 16 ? (rows + 7) / 8 * 8 : rows; }
 
 static void to_bf16_scalar(const float *src, uint16_t *dst, size_t n)
 {

@@ -32,7 +32,18 @@ int32_t splade_dnnl_linear_k(const splade_dnnl_linear *l);
 enum {
     SPLADE_DNNL_ACCUM = 1, /* C += A·Wᵀ + b (a residual already in C) */
     SPLADE_DNNL_GELU = 2,  /* C = gelu(A·Wᵀ + b), exact erf GELU */
+    /* A has readable, finite rows up to the next multiple of SPLADE_DNNL_ROWS (zeros past M): each
+     * unit computes splade_dnnl_padded_rows(rows) rows and stores its own. */
+    SPLADE_DNNL_PAD_ROWS = 4,
 };
+
+/* The rows a unit of `rows` computes with SPLADE_DNNL_PAD_ROWS: above 16, the next multiple of 8.
+ * oneDNN 2.6's AMX brgemm runs some row counts 2-10x slower than a multiple of 8 just above them
+ * (53, 57-62, 115, 117, 121-126 of K = 768 and 3072: ONEDNN_VERBOSE times in
+ * bench/results/cpu-bf16-docs-2026-11-26.md), and every SciFact batch ends in such a block. Every
+ * count above 2 runs the AMX kernel, whose rows do not depend on the others: the same bits
+ * (1 and 2 rows go to AVX512-BF16 instead, so small blocks stay as they are). */
+int32_t splade_dnnl_padded_rows(int32_t rows);
 
 /* One unit: rows [r0, r0 + rows) of A (bf16 [M, K], row stride K) against panel p, into C (fp32,
  * row stride ldc, the panel's columns at C + panel offset) with flags; Cb (optional, bf16, row
@@ -42,6 +53,11 @@ enum {
  * (primitive creation can fail for lack of memory). */
 int splade_dnnl_unit(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p, float *C,
                      int32_t ldc, uint16_t *Cb, int flags);
+
+/* The same with SPLADE_DNNL_ACCUM's residual read from R (same row stride; R == C: in place) instead of
+ * C: C = R + A·Wᵀ + b, the residual's copy into C saved (copying it was ~1.4% of a document). */
+int splade_dnnl_unit_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0, int32_t rows, int32_t p,
+                         const float *R, float *C, int32_t ldc, uint16_t *Cb, int flags);
 
 /* The same for A's first `rows` rows (A points at them) into dst (the unit's first element, row
  * stride ldd), no bf16 copy. */
@@ -55,6 +71,25 @@ int32_t splade_dnnl_panels(const splade_dnnl_linear *l);
  * SPLADE_DNNL_ROWS (one block when M <= 64), columns in panels. */
 int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, float *C, uint16_t *Cb, int flags,
                       int tid, int nthreads);
+/* The same with the residual read from R (splade_dnnl_unit_res). */
+int splade_dnnl_share_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const float *R, float *C,
+                          uint16_t *Cb, int flags, int tid, int nthreads);
+
+/* An output in attention's layout (attention_bf16.h's blocks): sequence b (tokens [offsets[b],
+ * offsets[b+1])) owns base[poff[b] * N, poff[b+1] * N) (N the linear's outputs), head h (columns
+ * [h * dh, (h + 1) * dh)) the dense bf16 block [Lp][dh] at poff[b] * N + h * Lp * dh, Lp = poff[b+1] -
+ * poff[b] >= the length; rows past the length are never written. */
+typedef struct {
+    uint16_t *base;
+    const int32_t *offsets, *poff;
+    int32_t B, dh;
+} splade_dnnl_heads;
+
+/* splade_dnnl_share (no ACCUM / GELU) with the output rounded to bf16 straight into o's blocks: the
+ * Q, K, V GEMMs of the bf16 forward, whose fp32 rows only attention read (to round them to bf16
+ * into such blocks): ~5% of a 256-token document's time in copies. dh must divide SPLADE_DNNL_PANEL. */
+int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const splade_dnnl_heads *o,
+                            int flags, int tid, int nthreads);
 
 /* The fp32 path for many rows (gemm_cpu.c): 1 when oneDNN is built in and $SPLADE_GEMM_CPU is not
  * "blas". splade_dnnl_f32_tile: *tile (this thread's, dense [rows][P], valid until its next call)

@@ -27,4 +27,19 @@ static inline void splade_add_row(float *restrict d, const float *restrict t, in
         splade_add_row_n(d, t, n);
 }
 
+/* d[j] = r[j] + t[j], j < n: splade_add_row with the residual read from elsewhere (the same sums). */
+static inline void splade_sum_row_n(float *restrict d, const float *restrict r, const float *restrict t, int32_t n)
+{
+    for (int32_t j = 0; j < n; j++)
+        d[j] = r[j] + t[j];
+}
+
+static inline void splade_sum_row(float *restrict d, const float *restrict r, const float *restrict t, int32_t n)
+{
+    if (n == 128)
+        splade_sum_row_n(d, r, t, 128);
+    else
+        splade_sum_row_n(d, r, t, n);
+}
+
 #endif
