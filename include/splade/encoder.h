@@ -113,12 +113,18 @@ SPLADE_API int splade_encoder_encode(splade_encoder *e, const char *const *texts
  * the default --batch, of `build` (32 x 8): the unit in which texts are sorted by length into batches. */
 #define SPLADE_ENCODE_CHUNK 256
 
+/* Groups of texts handed to the encoder in one call by splade_encoder_encode_chunked, and on GPUs by
+ * `build` and `encode --input`: a call ends when its last batch does, so the GPUs of a list idle
+ * ~half a batch each per call; with 8 groups of 256 a build on four H200s lost ~1 s in 18
+ * (bench/results/multi-gpu-2026-11-26.md). Each group is still batched as a call of its own. */
+#define SPLADE_ENCODE_GROUPS 16
+
 /* splade_encoder_encode over consecutive groups of `chunk` texts (chunk <= 0: one group, i.e.
  * splade_encoder_encode itself), into out[0..n) in order. Each call sorts its texts by length into
  * batches, and a text's weights can differ in the last bit with the batch it lands in (the GEMM's
  * shape picks the kernel), so the grouping is part of the result: chunk = SPLADE_ENCODE_CHUNK gives
  * exactly the vectors `splade-index encode` prints, 0 those `query --queries` searches with. Token
- * ids are held for 16 groups at a time, which go to the encoder in one call (the GPUs of a list share
+ * ids are held for SPLADE_ENCODE_GROUPS groups at a time, which go to the encoder in one call (the GPUs of a list share
  * its batches). On failure (or cancellation) nothing is left in out. */
 SPLADE_API int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, const size_t *lens, int n,
                                              int chunk, splade_sparse *out, int *n_truncated);

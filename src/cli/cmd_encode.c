@@ -181,11 +181,12 @@ static void free_texts(char **texts, int n)
 }
 
 /* --input: chunks read a chunk ahead on the prefetch thread, encoded here, written by the writer. A
- * chunk is CHUNK texts on the CPU (the output streams every few seconds), 16 CHUNKs on GPUs so that a
- * list's GPUs share the batches of one call (the vectors are the same: CHUNK stays the grouping). */
+ * chunk is CHUNK texts on the CPU (the output streams every few seconds), SPLADE_ENCODE_GROUPS CHUNKs
+ * on GPUs so that a list's GPUs share the batches of one call (the vectors are the same: CHUNK stays
+ * the grouping). */
 static int encode_file(splade_encoder *e, vector_writer *w, const char *path, long *total, long *truncated)
 {
-    const int read = CHUNK * (splade_encoder_device(e) == SPLADE_DEVICE_CPU ? 1 : 16);
+    const int read = CHUNK * (splade_encoder_device(e) == SPLADE_DEVICE_CPU ? 1 : SPLADE_ENCODE_GROUPS);
     corpus_prefetch *p = NULL;
     char **ids = calloc((size_t)read, sizeof *ids), **texts = calloc((size_t)read, sizeof *texts);
     int rc = ids && texts ? corpus_prefetch_open(path, read, &p) : splade_fail(SPLADE_ERR_NOMEM, "encode: chunk");

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 /* A pause is ~26 ns on Zen 4: a barrier spins ~100 us before yielding; an idle worker ~50 us
  * (long enough to catch the head right after the layers) before it parks. */
@@ -26,6 +27,13 @@ static inline void cpu_relax(void)
 }
 
 int splade_team_size(const splade_team *t) { return t->n; }
+
+int splade_cpus_available(void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 1 ? n : 1;
+}
 
 void splade_team_barrier(splade_team *t)
 {

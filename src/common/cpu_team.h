@@ -21,6 +21,9 @@ int splade_team_size(const splade_team *t);
  * shared, and a spinning waiter must not keep a descheduled partner from running. */
 void splade_team_barrier(splade_team *t);
 
+/* The CPUs this process may run on (its affinity mask: taskset counts), at least 1. */
+int splade_cpus_available(void);
+
 /* [*lo, *hi) of n items for member tid of nthreads, boundaries on multiples of `align`. */
 void splade_team_split(int tid, int nthreads, int n, int align, int *lo, int *hi);
 

@@ -829,10 +829,6 @@ int splade_encoder_encode(splade_encoder *e, const char *const *texts, const siz
     return rc;
 }
 
-/* Groups per encoder call: the GPUs of a list take batches across a call's groups and meet only at
- * its end (issue #17; src/pipeline/ingest_corpus.c does the same). Token ids are held for one call. */
-enum { GROUPS_PER_CALL = 16 };
-
 int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, const size_t *lens, int n, int chunk,
                                   splade_sparse *out, int *n_truncated)
 {
@@ -840,7 +836,7 @@ int splade_encoder_encode_chunked(splade_encoder *e, const char *const *texts, c
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_encoder_encode_chunked: bad arguments");
     if (chunk <= 0 || chunk > n)
         chunk = n;
-    const long per_call = (long)chunk * GROUPS_PER_CALL;
+    const long per_call = (long)chunk * SPLADE_ENCODE_GROUPS; /* token ids are held for one call */
     int rc = SPLADE_OK, cut = 0, done = 0;
     while (!rc && done < n) {
         const int m = n - done < per_call ? n - done : (int)per_call;

@@ -6,11 +6,9 @@
  * splade_searcher_stats and in bench/results/query-approx-2026-11-26.md (53 MB and 0.26 s for the
  * realistic 100 k, on one thread), now on a team of threads. An export (doc_vectors.c) builds one per
  * segment and drops it. */
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "common/cpu_team.h"
 #include "common/fail.h"
@@ -140,9 +138,8 @@ static int build_member(void *ctx, int t, splade_team *team)
  * per open index file, while the searches that asked for it wait. */
 static int build_threads(void)
 {
-    cpu_set_t set;
-    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus > 8 ? 8 : cpus > 1 ? cpus : 1;
+    const int cpus = splade_cpus_available();
+    return cpus > 8 ? 8 : cpus;
 }
 
 splade_forward *splade_forward_build(const splade_index *ix)

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/corpus_batch.h"
+#include "common/cpu_team.h"
 #include "common/fail.h"
 #include "common/log.h"
 #include "common/phase.h"
@@ -24,12 +24,6 @@
 #include "splade/build.h"
 #include "splade/corpus.h"
 #include "splade/pipeline.h"
-
-/* Groups of chunk_docs texts per chunk on GPUs. A call ends when its last batch does, so the GPUs of
- * a list idle ~half a batch each per call: with 8 x 256 texts (8 batches per GPU of four) a build of
- * four H200s lost ~1 s in 18, so 16 (bench/results/multi-gpu-2026-11-26.md). A chunk's parsed
- * records and token ids take ~10 MB per 1,000 SciFact-sized documents, two chunks at a time. */
-enum { GPU_GROUPS_PER_CHUNK = 16 };
 
 /* One chunk's documents: the parsed lines that hold them, pointers to what add_doc and the
  * tokenizer need, their ids once tokenized and their vectors once encoded. */
@@ -295,12 +289,8 @@ static int run(ingest *g)
  * thread keeps 8 threads ahead of ~100,000 documents/s, past eight GPUs of bert-base (issue #17). */
 static int parse_threads(void)
 {
-    int n = splade_settings_get()->parse_threads;
-    if (n <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        n = cpus > 9 ? 8 : cpus > 1 ? (int)cpus - 1 : 1;
-    }
-    return n;
+    const int n = splade_settings_get()->parse_threads, cpus = splade_cpus_available();
+    return n > 0 ? n : cpus > 9 ? 8 : cpus > 1 ? cpus - 1 : 1;
 }
 
 int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encoder *enc, int chunk_docs,
@@ -311,9 +301,11 @@ int splade_ingest_corpus(splade_index_builder *b, const char *path, splade_encod
     if (rc < 0)
         return rc;
     /* on the CPU a group per chunk: a chunk is also the unit of progress and cancellation, and a CPU
-     * takes seconds over 256 texts; GPUs take milliseconds, and per-call barriers cost a list ~10% */
+     * takes seconds over 256 texts; GPUs take milliseconds, and per-call barriers cost a list ~10%
+     * (SPLADE_ENCODE_GROUPS). A chunk's parsed records and token ids take ~10 MB per 1,000
+     * SciFact-sized documents, two chunks at a time. */
     const int group = chunk_docs > 0 ? chunk_docs : 256;
-    const int cap = group * (splade_encoder_device(enc) == SPLADE_DEVICE_CPU ? 1 : GPU_GROUPS_PER_CHUNK);
+    const int cap = group * (splade_encoder_device(enc) == SPLADE_DEVICE_CPU ? 1 : SPLADE_ENCODE_GROUPS);
     rc = chunk_init(&g.slot[0], cap);
     if (rc == 0)
         rc = chunk_init(&g.slot[1], cap);
