@@ -100,34 +100,8 @@ static uint32_t exact_score(const splade_forward *f, const uint8_t *qimp, uint32
     return score;
 }
 
-static void scatter_scalar(uint32_t *acc, const uint32_t *docs, const uint8_t *imps, uint32_t from, uint32_t to,
-                           uint32_t n_docs, uint32_t qw)
-{
-    for (uint32_t j = from; j < to; j++)
-        if (docs[j] < n_docs) /* a damaged list must not write outside the accumulators */
-            acc[docs[j]] += qw * imps[j];
-}
-
 #if defined(__x86_64__)
 #include <immintrin.h>
-/* 16 postings per step (a block's doc ids are distinct: no conflict); lanes past n_docs masked. */
-__attribute__((target("avx512f"))) static void scatter_avx512(uint32_t *acc, const uint32_t *docs,
-                                                              const uint8_t *imps, uint32_t from, uint32_t to,
-                                                              uint32_t n_docs, uint32_t qw)
-{
-    const __m512i lim = _mm512_set1_epi32((int)n_docs), w = _mm512_set1_epi32((int)qw);
-    uint32_t j = from;
-    for (; j + 16 <= to; j += 16) {
-        __m512i idx = _mm512_loadu_si512(docs + j);
-        __mmask16 ok = _mm512_cmplt_epu32_mask(idx, lim);
-        __m512i imp = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(imps + j)));
-        __m512i a = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), ok, idx, (const void *)acc, 4);
-        a = _mm512_add_epi32(a, _mm512_mullo_epi32(imp, w));
-        _mm512_mask_i32scatter_epi32((void *)acc, ok, idx, a, 4);
-    }
-    scatter_scalar(acc, docs, imps, j, to, n_docs, qw);
-}
-
 /* The largest of 64 accumulators (a full range). */
 __attribute__((target("avx512f"))) static uint32_t max64_avx512(const uint32_t *a)
 {
@@ -157,34 +131,6 @@ static void range_maxima(const uint32_t *acc, uint32_t n_docs, uint32_t *rmax)
     for (; g * RANGE_DOCS < n_docs; g++) {
         uint32_t o = g * RANGE_DOCS;
         rmax[g] = max_scalar(acc + o, o + RANGE_DOCS < n_docs ? RANGE_DOCS : n_docs - o);
-    }
-}
-
-typedef void scatter_fn(uint32_t *, const uint32_t *, const uint8_t *, uint32_t, uint32_t, uint32_t, uint32_t);
-
-static scatter_fn *pick_scatter(void)
-{
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f"))
-        return scatter_avx512;
-#endif
-    return scatter_scalar;
-}
-
-/* Every posting of the m cursors added into s->acc (zero before). */
-static void accumulate(splade_searcher *s, int m, uint32_t n_docs)
-{
-    scatter_fn *scatter = pick_scatter();
-    uint32_t docs[SPLADE_BLOCK_SIZE];
-    for (int i = 0; i < m; i++) {
-        const cursor *c = &s->cursors[i];
-        for (uint32_t b = 0; b < c->n_blocks; b++) {
-            const uint8_t *imps;
-            uint32_t count = splade_list_block(c->blocks, c->n_blocks, c->n_postings, c->postings, b, docs, &imps);
-            scatter(s->acc, docs, imps, 0, count, n_docs, c->qw);
-        }
-        s->stats.postings_scored += c->n_postings;
-        s->stats.blocks_decoded += c->n_blocks;
     }
 }
 
@@ -346,7 +292,7 @@ int splade_rescore(splade_searcher *s, int n, topk *t)
         if (splade_choose_algo(s, m) == SPLADE_ALGO_TAAT || splade_wtaat(s, m, &c, &s->opts) != 0)
             splade_taat(s, m, &c);
     } else {
-        accumulate(s, m, s->seg->n_docs);
+        splade_taat_add_lists(s, s->cursors, m, s->seg->n_docs);
         collect_candidates(s, r, s->seg->n_docs, &c);
     }
     for (int i = 0; i < c.n; i++) { /* the candidates' entries asked for at once: their misses overlap */

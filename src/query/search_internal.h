@@ -79,6 +79,9 @@ void splade_order_by_bound(splade_searcher *s, int n);
 void splade_maxscore(splade_searcher *s, int n, topk *t, int block_max);
 void splade_taat(splade_searcher *s, int n, topk *t);
 void splade_taat_cursors(splade_searcher *s, const cursor *c, int n, topk *t); /* the n cursors at c */
+/* Every posting of the n cursors at c added into s->acc[0 .. n_docs) (doc ids past it skipped: a
+ * damaged list never writes outside); TAAT's and the rescoring candidate pass's accumulation. */
+void splade_taat_add_lists(splade_searcher *s, const cursor *c, int n, uint32_t n_docs);
 void splade_wmaxscore(splade_searcher *s, int n, topk *t);
 /* Adds the hits of the m segments of parts (seg, cursors, terms, n set) into t: every segment's
  * ranges are ordered together by their bounds against the one heap. */
