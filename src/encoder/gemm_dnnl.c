@@ -168,13 +168,11 @@ int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M,
 int splade_dnnl_share_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const float *R, float *C,
                           uint16_t *Cb, int flags, int tid, int nthreads)
 {
-    const int32_t rb = M <= 64 ? M : SPLADE_DNNL_ROWS, n_rb = (M + rb - 1) / rb;
-    int u0, u1;
-    const int32_t np = l->w.n_panels;
-    splade_team_split(tid, nthreads, n_rb * np, 1, &u0, &u1);
-    for (int u = u0; u < u1; u++) {
-        const int32_t r0 = u / np * rb, rows = M - r0 < rb ? M - r0 : rb;
-        int rc = splade_dnnl_unit_res(l, A, r0, rows, u % np, R, C, l->w.N, Cb, flags);
+    const splade_dnnl_grid g = splade_dnnl_member_grid(M, l->w.n_panels, tid, nthreads);
+    for (int u = g.u0; u < g.u1; u++) {
+        int32_t r0, rows, p;
+        splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
+        int rc = splade_dnnl_unit_res(l, A, r0, rows, p, R, C, l->w.N, Cb, flags);
         if (rc)
             return rc;
     }
@@ -219,14 +217,13 @@ static int unit_heads(const splade_dnnl_linear *l, const uint16_t *A, int32_t r0
 int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const splade_dnnl_heads *o,
                             int flags, int tid, int nthreads)
 {
-    const int32_t rb = M <= 64 ? M : SPLADE_DNNL_ROWS, n_rb = (M + rb - 1) / rb, np = l->w.n_panels;
     if (SPLADE_DNNL_PANEL % o->dh || l->w.N % o->dh)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "oneDNN: head width %d does not divide the panels", (int)o->dh);
-    int u0, u1;
-    splade_team_split(tid, nthreads, n_rb * np, 1, &u0, &u1);
-    for (int u = u0; u < u1; u++) {
-        const int32_t r0 = u / np * rb, rows = M - r0 < rb ? M - r0 : rb;
-        int rc = unit_heads(l, A, r0, rows, u % np, o, flags);
+    const splade_dnnl_grid g = splade_dnnl_member_grid(M, l->w.n_panels, tid, nthreads);
+    for (int u = g.u0; u < g.u1; u++) {
+        int32_t r0, rows, p;
+        splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
+        int rc = unit_heads(l, A, r0, rows, p, o, flags);
         if (rc)
             return rc;
     }
@@ -313,6 +310,21 @@ int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int3
 #endif
 
 int32_t splade_dnnl_padded_rows(int32_t rows) { return rows > 16 ? (rows + 7) / 8 * 8 : rows; }
+
+splade_dnnl_grid splade_dnnl_member_grid(int32_t M, int32_t np, int tid, int nthreads)
+{
+    splade_dnnl_grid g = {.M = M, .rb = M <= 64 ? M : SPLADE_DNNL_ROWS, .np = np};
+    const int32_t n_rb = g.rb ? (M + g.rb - 1) / g.rb : 0;
+    splade_team_split(tid, nthreads, n_rb * np, 1, &g.u0, &g.u1);
+    return g;
+}
+
+void splade_dnnl_grid_unit(const splade_dnnl_grid *g, int u, int32_t *r0, int32_t *rows, int32_t *p)
+{
+    *r0 = u / g->np * g->rb;
+    *rows = g->M - *r0 < g->rb ? g->M - *r0 : g->rb;
+    *p = u % g->np;
+}
 
 static void to_bf16_scalar(const float *src, uint16_t *dst, size_t n)
 {

@@ -37,6 +37,17 @@ enum {
     SPLADE_DNNL_PAD_ROWS = 4,
 };
 
+/* The units of an M-row GEMM over np column panels that member tid of nthreads runs: [u0, u1). Rows go
+ * in blocks of SPLADE_DNNL_ROWS (one block when M <= 64); the grid does not depend on the thread
+ * count, hence the same bits on any (the bf16 and int8 shares use it). */
+typedef struct {
+    int32_t M, rb, np;
+    int u0, u1;
+} splade_dnnl_grid;
+splade_dnnl_grid splade_dnnl_member_grid(int32_t M, int32_t np, int tid, int nthreads);
+/* Unit u's rows [*r0, *r0 + *rows) and panel *p. */
+void splade_dnnl_grid_unit(const splade_dnnl_grid *g, int u, int32_t *r0, int32_t *rows, int32_t *p);
+
 /* The rows a unit of `rows` computes with SPLADE_DNNL_PAD_ROWS: above 16, the next multiple of 8.
  * oneDNN 2.6's AMX brgemm runs some row counts 2-10x slower than a multiple of 8 just above them
  * (53, 57-62, 115, 117, 121-126 of K = 768 and 3072: ONEDNN_VERBOSE times in

@@ -326,12 +326,11 @@ int splade_q8_unit(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r
 int splade_q8_share(const splade_q8_linear *l, const splade_q8_rows *A, int32_t M, float *C, int flags, int tid,
                     int nthreads)
 {
-    const int32_t rb = M <= 64 ? M : SPLADE_DNNL_ROWS, np = splade_q8_panels(l), n_rb = (M + rb - 1) / rb;
     const int32_t N = splade_q8_linear_n(l);
-    int u0, u1;
-    splade_team_split(tid, nthreads, n_rb * np, 1, &u0, &u1);
-    for (int u = u0; u < u1; u++) {
-        const int32_t r0 = u / np * rb, rows = M - r0 < rb ? M - r0 : rb, p = u % np;
+    const splade_dnnl_grid g = splade_dnnl_member_grid(M, splade_q8_panels(l), tid, nthreads);
+    for (int u = g.u0; u < g.u1; u++) {
+        int32_t r0, rows, p;
+        splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
         int rc = splade_q8_unit(l, A, r0, rows, p, C + (size_t)r0 * N + (size_t)p * SPLADE_DNNL_PANEL, N, flags);
         if (rc)
             return rc;
