@@ -40,12 +40,7 @@ for round in $(seq 0 "$ROUNDS"); do
         one "ours encode 1 text, $name" env SPLADE_TIMINGS=1 $envs "$BIN" encode --model "$dir" --device cuda "hello world"
     done
 done
-awk -F'|' '
-function median(list,   n, a, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -F'|' "$(cat bench/median.awk)"'
 $2 >= 1 {
     if (!($1 in w)) order[++n] = $1
     w[$1] = w[$1] " " $3

@@ -48,12 +48,7 @@ for round in $(seq 0 "$ROUNDS"); do # round 0: page cache and driver warm-up, no
 done
 
 # medians of rounds >= 1: wall time per variant and row, then each phase (encode row)
-awk -F'|' '
-function median(list,   n, a, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -F'|' "$(cat bench/median.awk)"'
 $2 >= 1 {
     key = $1 SUBSEP $3
     if (!(key in wall)) { order[++nk] = key }
