@@ -11,10 +11,11 @@
 # CFLAGS, CPPFLAGS, LDFLAGS and NVCCFLAGS are the user's (`make CFLAGS=-O3`): the flags the build
 # needs are added to them.
 #
-# CUDA build: every .cu file goes into build/libsplade-cuda.so (with cuBLAS, cuBLASLt and the
-# CUDA runtime), which libsplade.so loads only when a GPU path runs (src/gpu/cuda_loader.c); keep
-# it next to libsplade.so.0. libsplade.so, libsplade.a and the CLI link no CUDA library. The GPU
-# tests and benches (*gpu* names) link the CUDA objects directly.
+# CUDA build: every .cu file goes into build/libsplade-cuda.so (with the CUDA runtime; cuBLAS and
+# cuBLASLt are dlopen'ed on their first call: src/gpu/cublas_lazy.c), which libsplade.so loads only
+# when a GPU path runs (src/gpu/cuda_loader.c); keep it next to libsplade.so.0. libsplade.so,
+# libsplade.a and the CLI link no CUDA library. The GPU tests and benches (*gpu* names) link the
+# CUDA objects directly.
 
 CC       ?= gcc
 CUDA_HOME ?= /usr/local/cuda
@@ -68,7 +69,7 @@ endif
 LIBS     := $(CPU_LIBS)
 
 # (the CUDA build's loader, the CPU-only stand-in and bench-lmhead's CUDA half are chosen below)
-CUDA_HOST_SRC := src/gpu/cuda_loader.c src/gpu/no_cuda.c src/lmhead_fused/lmhead_bench.c
+CUDA_HOST_SRC := src/gpu/cuda_loader.c src/gpu/no_cuda.c src/lmhead_fused/lmhead_bench.c src/gpu/cublas_lazy.c
 LIB_C_SRC := $(filter-out src/cli/% $(CUDA_HOST_SRC),$(wildcard src/*/*.c))
 CLI_SRC  := $(filter-out $(CUDA_HOST_SRC),$(wildcard src/cli/*.c))
 CU_SRC   := $(wildcard src/*/*.cu)
@@ -79,19 +80,22 @@ CUDA_ARCH ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code
 NVCCFLAGS ?= -O3 -lineinfo
 SPLADE_NVCCFLAGS := -std=c++17 -DSPLADE_IN_CUDA_SO -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra -MMD -MP
 SPLADE_CFLAGS += -DSPLADE_HAVE_CUDA -I$(CUDA_HOME)/include
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt -lstdc++
+# no -lcublas/-lcublasLt: the RUNPATH is where cublas_lazy.c's dlopen looks first
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 LIBS     += -ldl
 # Programs export their SPLADE_API splade_* functions (those of a static libsplade.a; the CLI's
 # own) for libsplade-cuda.so to bind to; with libsplade.so, its exports serve.
 HOST_EXPORTS := -Wl,--dynamic-list=src/gpu/host_exports.list
 LIB_C_SRC += src/gpu/cuda_loader.c
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
+LAZY_OBJ := $(BUILD)/obj/src/gpu/cublas_lazy.o
 CUDA_SO  := $(BUILD)/libsplade-cuda.so
-CUDA_SO_OBJ := $(CU_OBJ) $(BUILD)/obj/src/lmhead_fused/lmhead_bench.o
+CUDA_SO_OBJ := $(CU_OBJ) $(LAZY_OBJ) $(BUILD)/obj/src/lmhead_fused/lmhead_bench.o
 else
 LIB_C_SRC += src/gpu/no_cuda.c
 HOST_EXPORTS :=
 CU_OBJ   :=
+LAZY_OBJ :=
 CUDA_SO  :=
 CUDA_SO_OBJ :=
 endif
@@ -175,8 +179,8 @@ $(CUDA_SO): $(CUDA_SO_OBJ)
 
 # The GPU programs get the CUDA objects ahead of the library (so the loader is not pulled in)
 # and the CUDA libraries; the others find $(CUDA_SO) at run time.
-$(GPU_PROGS): $(CU_OBJ)
-$(GPU_PROGS): DIRECT_CUDA = $(CU_OBJ)
+$(GPU_PROGS): $(CU_OBJ) $(LAZY_OBJ)
+$(GPU_PROGS): DIRECT_CUDA = $(CU_OBJ) $(LAZY_OBJ)
 $(GPU_PROGS): DIRECT_CUDA_LIBS = $(CUDA_LIBS)
 $(TEST_BIN) $(BENCH_BIN) $(FUZZ_REPLAY): | $(CUDA_SO)
 
@@ -304,7 +308,7 @@ demo: deps
 # libFuzzer (clang, CPU-only sources, ASan+UBSan): each target for FUZZ_SECONDS; new
 # inputs go to build-fuzz/corpus/<target>, crashes to build-fuzz/<target>-crash-*.
 FUZZ_SECONDS ?= 60
-FUZZ_LIB_SRC := $(filter-out src/cli/% src/gpu/cuda_loader.c,$(wildcard src/*/*.c))
+FUZZ_LIB_SRC := $(filter-out src/cli/% src/gpu/cuda_loader.c src/gpu/cublas_lazy.c src/lmhead_fused/lmhead_bench.c,$(wildcard src/*/*.c))
 fuzz: $(BUILD)/.deps-ok
 	@mkdir -p build-fuzz
 	@for f in $(FUZZ_SRC); do t=$$(basename $$f .c); n=$${t#fuzz_}; \

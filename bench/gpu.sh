@@ -105,6 +105,19 @@ if echo "$TESTS" | grep -q test_encoder_backends; then
         say "  test_encoder_backends (erf): FAILED"; rc=1
     fi
 fi
+# ... and with every batch through the encoder's own small-batch GEMMs (gpu_gemm_small.cu), then
+# with none (all cuBLASLt): by default only batches of <= 64 tokens and single sequences take them
+if echo "$TESTS" | grep -q test_encoder_backends; then
+    for sg in 1000000 0; do
+        say "test test_encoder_backends, SPLADE_GPU_SMALL_GEMM=$sg (random models, gpu-bf16)"
+        if SPLADE_GPU_SMALL_GEMM=$sg SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' timeout 90 \
+            "$BUILD/tests/test_encoder_backends" >>"$LOG" 2>&1; then
+            say "  test_encoder_backends (small GEMM $sg): ok"
+        else
+            say "  test_encoder_backends (small GEMM $sg): FAILED"; rc=1
+        fi
+    done
+fi
 grep -E 'rel-L2' "$LOG" | tail -30
 
 # Poisoned runs: every activation buffer (and the naive head's logits) filled with 3.4e38 before
@@ -137,7 +150,8 @@ memcheck test_encoder_backends:*/gpu-* racecheck test_encoder_backends:test_long
 initcheck test_encoder_backends:*/gpu-* synccheck test_encoder_backends:*/gpu-* \
 memcheck test_gpu_sparse racecheck test_gpu_sparse:test_compact_synthetic initcheck test_gpu_sparse \
 synccheck test_gpu_sparse memcheck test_gpu_search:test_term_outside_index \
-racecheck test_gpu_search:test_term_outside_index}
+racecheck test_gpu_search:test_term_outside_index memcheck test_gpu_small_gemm racecheck test_gpu_small_gemm \
+initcheck test_gpu_small_gemm}
     set -f # the cmocka patterns hold '*': no file-name expansion while the specs are split
     set -- $SAN_SPECS
     while [ $# -ge 2 ]; do

@@ -253,6 +253,10 @@ int cmd_encode(int argc, char **argv)
         return st;
     char dir[4096];
     splade_model *m;
+    /* one text on the command line is one forward: say so, and a GPU encoder then needs no cuBLASLt
+     * (its own GEMMs for single sequences: src/encoder/gpu_gemm_small.cu), which starts faster */
+    if (!o.input && o.n_texts == 1 && o.enc.eo.batch_size == 0)
+        o.enc.eo.batch_size = 1;
     /* the GPU code loads and the CUDA context starts while the model loads */
     splade_gpu_warmup *wu = splade_encoder_warm_start(&o.enc.eo);
     int rc = splade_model_resolve(o.enc.model, splade_cli_model_paths(), dir, sizeof dir);

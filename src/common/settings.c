@@ -79,6 +79,7 @@ static void read_env(void)
     s.gpu_gemm_tune = getenv("SPLADE_GPU_GEMM_TUNE") ? int_or("SPLADE_GPU_GEMM_TUNE", 0) != 0 : -1;
     const int chunk = int_or("SPLADE_GPU_FFN_CHUNK", 0);
     s.gpu_ffn_chunk = chunk > 0 ? (chunk + 127) / 128 * 128 : 0;
+    s.gpu_small_gemm = int_or("SPLADE_GPU_SMALL_GEMM", 64);
     s.gpu_fp32_compute_default = is("SPLADE_GPU_FP32_COMPUTE", "default");
     s.lmhead_tma = int_or("SPLADE_LMHEAD_TMA", 1) != 0;
     const char *tile = getenv("SPLADE_LMHEAD_WGMMA_TILE");

@@ -22,6 +22,8 @@ typedef struct {
     int gpu_poison;               /* SPLADE_GPU_POISON=1: fill GPU buffers with 3.4e38 first */
     int gpu_gelu_erf;             /* SPLADE_GPU_GELU=erf: exact GELU kernel instead of cuBLASLt's tanh epilogue */
     int gpu_gemm_tune;            /* SPLADE_GPU_GEMM_TUNE: -1 unset (on), 0 off, 1 on */
+    int gpu_small_gemm;           /* SPLADE_GPU_SMALL_GEMM=N: batches of <= N tokens (default 64; 0: none) and
+                                   * single sequences of <= 512 run the encoder's own GEMMs, not cuBLASLt */
     int gpu_ffn_chunk;            /* SPLADE_GPU_FFN_CHUNK: FFN slice in tokens, rounded up to 128; 0: one slice */
     int gpu_fp32_compute_default; /* SPLADE_GPU_FP32_COMPUTE=default: no CUBLAS_COMPUTE_32F_PEDANTIC */
     int lmhead_tma;               /* SPLADE_LMHEAD_TMA=0: no TMA kernel (v7); default 1 */

@@ -971,6 +971,7 @@ struct splade_gpu_warmup {
     pthread_t th;
     int32_t devices[SPLADE_MAX_DEVICES];
     int n; /* devices to warm; SPLADE_DEVICES_ALL: every visible one */
+    int blas; /* cuBLASLt's set-up too: not for an encoder that may never load it (warm_blas_pays) */
 };
 
 /* One device's share of the warm-up: its context, then cuBLASLt's heuristics on it (~0.1 s per GPU,
@@ -1003,7 +1004,7 @@ static int warm_devices_run(void *ctx, int tid, splade_team *t)
 static void *warm_up(void *arg)
 {
     splade_gpu_warmup *w = arg;
-    const int blas = splade_settings_get()->gpu_warm; /* SPLADE_GPU_WARM=0: no cuBLASLt step */
+    const int blas = w->blas;
     char name[256];
     const double t0 = splade_phase_now();
     const int usable = splade_gpu_probe(name, sizeof name);
@@ -1021,6 +1022,18 @@ static void *warm_up(void *arg)
     return NULL;
 }
 
+/* One text per forward (batch_size 1) up to 512 tokens runs the GPU encoder's own GEMMs
+ * (gpu_gemm_small.cu), so cuBLASLt is never loaded: warming it would add its load, its set-up and
+ * its share of the teardown (~0.2 s) to a start-up it does not serve. SPLADE_GPU_WARM=0: never. */
+static int warm_blas_pays(const splade_encoder_opts *opts)
+{
+    const splade_settings *s = splade_settings_get();
+    if (!s->gpu_warm)
+        return 0;
+    const int single = opts->batch_size == 1 && opts->max_length <= 512; /* 0: the model's (BERT: 512) */
+    return !(single && s->gpu_small_gemm > 0);
+}
+
 splade_gpu_warmup *splade_encoder_warm_start(const splade_encoder_opts *opts)
 {
     if (!opts || opts->device == SPLADE_DEVICE_CPU)
@@ -1029,6 +1042,7 @@ splade_gpu_warmup *splade_encoder_warm_start(const splade_encoder_opts *opts)
     if (!w)
         return NULL; /* only an optimisation: create does the work itself */
     w->n = opts->n_devices;
+    w->blas = warm_blas_pays(opts);
     if (w->n == 0) { /* the current device */
         w->n = 1;
         w->devices[0] = -1;

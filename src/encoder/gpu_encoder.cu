@@ -305,6 +305,7 @@ int encode_hidden_t(splade_gpu_encoder *g, const Batch &bt)
     cudaStream_t s = g->stream;
     S *X = static_cast<S *>(g->X), *ctx = static_cast<S *>(g->ctx), *tmp = static_cast<S *>(g->tmp),
       *big = static_cast<S *>(g->big);
+    g->small_now = gemm_small_fits(g, T, bt.B);
     TRY(prof_begin(g, SPLADE_GPU_PROF_EMBED));
     TRY(splade_gpu::embed_ln(bt.ids_d, bt.pos_d, T, H, static_cast<const S *>(g->word), g->pos, g->type0, g->emb_g,
                              g->emb_b, eps, X, s));
@@ -407,10 +408,13 @@ int forward_impl(splade_gpu_encoder *g, const int32_t *ids, const int32_t *offse
         if (!g->fp32)
             TRY(ensure_head_ws(g, splade_lmhead_workspace_bytes(g->head, &a)));
         TRY(prof_begin(g, SPLADE_GPU_PROF_HEAD));
-        if (g->fp32)  // fp32 H and W: the fp32 fused head, no workspace
+        if (g->fp32) {  // fp32 H and W: the fp32 fused head, no workspace
             TRY(splade_lmhead_gpu_fp32(&a, g->stream));
-        else
+        } else {
+            if (g->head == SPLADE_LMHEAD_NAIVE)  // the naive head's logits GEMM is cuBLAS's
+                TRY(ensure_cublas(g));
             TRY(splade_lmhead_gpu(g->head, &a, g->head_ws, g->head_ws_bytes, g->cublas, g->stream));
+        }
         TRY(prof_end(g));
         t0 = phase(SPLADE_PH_GPU_LAUNCH, t0);
         if (out_dense) {
@@ -504,22 +508,22 @@ extern "C" int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead
         g->tune = knob->gpu_gemm_tune != 0;
     if (!tune)  // several encoders of one run: timing could pick different algorithms, hence bits
         g->tune = false;
+    g->small_T = knob->gpu_small_gemm;
     g->ffn_chunk = knob->gpu_ffn_chunk;  // default 0, one slice: measured 1-3% faster than L2-sized slices
                                          // (docs/GPU_ENCODER.md)
     int rc = [&]() -> int {
         CUDA_TRY(cudaFree(nullptr));  // the context now, so that the phases below time their own work
         t0 = phase(SPLADE_PH_GPU_CONTEXT, t0);
         CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-        CUBLAS_TRY(cublasLtCreate(&g->lt));
-        CUBLAS_TRY(cublasCreate(&g->cublas));
-        CUBLAS_TRY(cublasSetStream(g->cublas, g->stream));
+        /* cuBLASLt (and cuBLAS for the naive head) only when a batch needs it: gpu_gemm_small.cu */
         if (g->fp32)
             TRY(splade_gpu::attention_f32_init(g->hd));
         else
             TRY(splade_gpu::attention_init(g->hd));
-        CUDA_TRY(cudaMalloc(&g->lt_ws, kLtWorkspace));
-        if (g->fp32)
+        if (g->fp32) {
+            TRY(ensure_lt(g));
             TRY(pick_fp32_compute(g));
+        }
         t0 = phase(SPLADE_PH_GPU_HANDLES, t0);
         TRY(upload_model(g, m));
         CUDA_TRY(cudaEventCreate(&g->tune_ev[0]));

@@ -2,6 +2,7 @@
  *   gpu_encoder.cu  create / free, workspaces, the forward pass, profiling, the entry points
  *   gpu_weights.cu  the model's upload (one device buffer, bf16 or fp32 storage)
  *   gpu_gemm.cu     cuBLASLt GEMMs: plan cache, per-shape algorithm tuning, fp32 compute choice
+ *   gpu_gemm_small.cu  small batches' GEMMs without cuBLASLt (a fast start)
  * The kernels they launch live in gpu_layers.cu, gpu_attention*.cu, gpu_sparse.cu and
  * src/lmhead_fused/. */
 #ifndef SPLADE_ENCODER_GPU_ENCODER_STATE_CUH
@@ -36,6 +37,7 @@ constexpr size_t kAlign = 256;  // cuBLASLt's heuristics assume 256-byte aligned
 constexpr size_t kLtWorkspace = 32u << 20;
 constexpr int kPlanCache = 24;
 constexpr int kProfEvents = 4096;
+constexpr int kSmallSingle = 512;  // a single sequence up to this long takes gpu_gemm_small.cu's GEMMs
 
 inline size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -77,8 +79,10 @@ struct splade_gpu_encoder {
     int ffn_chunk;  // tokens per FFN slice (caps the [slice, I] intermediate); 0: whole batch
 
     cudaStream_t stream = nullptr;
-    cublasLtHandle_t lt = nullptr;
-    cublasHandle_t cublas = nullptr;
+    cublasLtHandle_t lt = nullptr;    // created with its workspace on the first cuBLASLt GEMM (ensure_lt)
+    cublasHandle_t cublas = nullptr;  // created for the naive LM head only (ensure_cublas)
+    int small_T = 64;        // $SPLADE_GPU_SMALL_GEMM: batches of <= small_T tokens skip cuBLASLt; 0: never
+    bool small_now = false;  // this batch's GEMMs run in gpu_gemm_small.cu (set per forward)
 
     void *wbuf = nullptr;
     size_t wbytes = 0;
@@ -136,6 +140,14 @@ int gemm(splade_gpu_encoder *g, const void *X, const void *W, const void *bias, 
          cublasLtEpilogue_t epi);
 int pick_fp32_compute(splade_gpu_encoder *g);
 void gemm_plans_free(splade_gpu_encoder *g);
+int ensure_lt(splade_gpu_encoder *g);      /* cuBLASLt's handle and workspace, once */
+int ensure_cublas(splade_gpu_encoder *g);  /* cuBLAS's handle on g's stream, once */
+
+/* gpu_gemm_small.cu: whether a batch of T tokens in B sequences runs there (bf16 only), and the
+ * GEMM itself (the epilogue: bias, then the tanh GELU when gelu) */
+bool gemm_small_fits(const splade_gpu_encoder *g, int T, int B);
+int gemm_small(splade_gpu_encoder *g, const void *X, const void *W, const void *bias, void *Y, int T, int N, int K,
+               bool gelu);
 
 }  // namespace splade_gpu_enc
 

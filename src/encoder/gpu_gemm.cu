@@ -20,6 +20,7 @@
 #include "common/phase.h"
 #include "common/settings.h"
 #include "encoder/gpu_encoder_state.cuh"
+#include "gpu/cublas_lazy.h"
 #include "gpu/cuda_check.h"
 #include "gpu/init_mark.h"
 #include "splade.h"
@@ -179,9 +180,37 @@ int new_plan(splade_gpu_encoder *g, int T, int N, int K, cublasLtEpilogue_t epi,
 
 }  // namespace
 
+int ensure_lt(splade_gpu_encoder *g)
+{
+    if (!g->lt && cublasLtCreate(&g->lt) != CUBLAS_STATUS_SUCCESS) {
+        g->lt = nullptr;
+        return splade_fail(SPLADE_ERR_CUDA, "%s:%d: cublasLtCreate failed%s%s", __FILE__, __LINE__,
+                           *splade_cublas_lazy_error() ? ": " : "", splade_cublas_lazy_error());
+    }
+    if (!g->lt_ws)
+        CUDA_TRY(cudaMalloc(&g->lt_ws, kLtWorkspace));
+    return SPLADE_OK;
+}
+
+int ensure_cublas(splade_gpu_encoder *g)
+{
+    if (g->cublas)
+        return SPLADE_OK;
+    if (cublasCreate(&g->cublas) != CUBLAS_STATUS_SUCCESS) {
+        g->cublas = nullptr;
+        return splade_fail(SPLADE_ERR_CUDA, "%s:%d: cublasCreate failed%s%s", __FILE__, __LINE__,
+                           *splade_cublas_lazy_error() ? ": " : "", splade_cublas_lazy_error());
+    }
+    CUBLAS_TRY(cublasSetStream(g->cublas, g->stream));
+    return SPLADE_OK;
+}
+
 int gemm(splade_gpu_encoder *g, const void *X, const void *W, const void *bias, void *Y, int T, int N, int K,
          cublasLtEpilogue_t epi)
 {
+    if (g->small_now && (epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_GELU_BIAS))
+        return gemm_small(g, X, W, bias, Y, T, N, K, epi == CUBLASLT_EPILOGUE_GELU_BIAS);
+    TRY(ensure_lt(g));
     GemmPlan *p;
     TRY(plan_for(g, T, N, K, epi, X, W, bias, Y, &p));
     if (bias)
