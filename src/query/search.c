@@ -5,6 +5,7 @@
 #include "index/format.h"
 #include "index/segment.h"
 #include "index/forward.h"
+#include "index/impact_order.h"
 #include "query/auto_learn.h"
 #include "query/rescore.h"
 #include "query/search_internal.h"
@@ -317,7 +318,13 @@ int splade_searcher_set_opts(splade_searcher *s, const splade_search_opts *o)
     if (o && (o->rescore < 0 || o->rescore > SPLADE_RESCORE_MAX))
         return splade_fail(SPLADE_ERR_INVALID_ARG, "search options: rescore %d must be in [0, %d]", o->rescore,
                            SPLADE_RESCORE_MAX);
-    s->opts = o ? *o : (splade_search_opts){0, 0, 0};
+    if (o && (o->budget < 0 || (o->budget > 0 && o->rescore <= 0)))
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "search options: budget %d must be >= 0, and > 0 only with rescore",
+                           o->budget);
+    if (o && o->budget > 0 && o->bound_factor > 0 && o->bound_factor < 1)
+        return splade_fail(SPLADE_ERR_INVALID_ARG, "search options: budget and bound_factor %g both prune the candidate "
+                           "pass: set one", (double)o->bound_factor);
+    s->opts = o ? *o : (splade_search_opts){0};
     return SPLADE_OK;
 }
 
@@ -326,10 +333,15 @@ const splade_search_stats *splade_searcher_stats(const splade_searcher *s)
     splade_search_stats *st = (splade_search_stats *)&s->stats; /* the forward indexes: the index's */
     st->forward_bytes = 0;
     st->forward_build_s = 0;
+    st->impact_bytes = 0;
+    st->impact_build_s = 0;
     for (int i = 0; i < splade_index_n_segments(s->ix); i++) {
         const splade_forward *f = splade_index_forward_built(splade_index_segment(s->ix, i)->ix);
         st->forward_bytes += f ? f->bytes : 0;
         st->forward_build_s += f ? f->build_s : 0;
+        const splade_impact_order *o = splade_index_impact_order_built(splade_index_segment(s->ix, i)->ix);
+        st->impact_bytes += o ? o->bytes : 0;
+        st->impact_build_s += o ? o->build_s : 0;
     }
     return &s->stats;
 }
