@@ -201,6 +201,24 @@ static uint32_t score_floor(struct splade_rescore *r, const uint32_t *acc, uint3
     return nz > cands ? select_nth(r->vals, nz, cands) : 1;
 }
 
+/* A floor of the cands-th largest of the n range maxima (fewer than cands are zero; top: the largest):
+ * the lower edge of the histogram bucket (of 4,096 up to top) holding it. Ranges in that bucket but
+ * below the cands-th maximum are scanned for nothing (a few); its exact value by quickselect cost
+ * 7% of a query on the realistic 333 k's 5,207 ranges. */
+static uint32_t maxima_floor(const uint32_t *rmax, uint32_t n, uint32_t top, uint32_t cands)
+{
+    enum { BUCKETS = 4096 };
+    uint32_t hist[BUCKETS] = {0}, shift = 0;
+    while ((top >> shift) >= BUCKETS)
+        shift++;
+    for (uint32_t g = 0; g < n; g++)
+        hist[rmax[g] >> shift]++;
+    uint32_t seen = 0, b = top >> shift;
+    while (seen + hist[b] < cands && b > 0)
+        seen += hist[b--];
+    return b << shift ? b << shift : 1;
+}
+
 /* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
  * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
  * zeroed. The cands-th largest range maximum is a floor of the cands-th largest score (each of those
@@ -208,7 +226,7 @@ static uint32_t score_floor(struct splade_rescore *r, const uint32_t *acc, uint3
  * on the realistic 100 k. */
 static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
 {
-    uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax, *tmp = r->rmax + n_ranges;
+    uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax;
     const uint32_t *acc = s->acc;
     uint32_t nz = 0;
     if (s->seg->deleted) /* a deleted document must not set a range's maximum (the floor below) */
@@ -217,10 +235,13 @@ static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uin
                 if (w * 64 + (uint32_t)__builtin_ctzll(m) < n_docs)
                     s->acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
     range_maxima(acc, n_docs, rmax);
-    for (uint32_t g = 0; g < n_ranges; g++)
-        if (rmax[g])
-            tmp[nz++] = rmax[g];
-    uint32_t floor = nz > (uint32_t)c->k ? select_nth(tmp, nz, (uint32_t)c->k) : score_floor(r, acc, n_docs, (uint32_t)c->k);
+    uint32_t top = 0;
+    for (uint32_t g = 0; g < n_ranges; g++) {
+        nz += rmax[g] != 0;
+        top = rmax[g] > top ? rmax[g] : top;
+    }
+    uint32_t floor = nz > (uint32_t)c->k ? maxima_floor(rmax, n_ranges, top, (uint32_t)c->k)
+                                         : score_floor(r, acc, n_docs, (uint32_t)c->k);
     for (uint32_t g = 0; g < n_ranges; g++) {
         if (rmax[g] < floor)
             continue;
