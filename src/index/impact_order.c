@@ -1,11 +1,12 @@
 /* Impact-ordered copies of the long lists (impact_order.h), for the budgeted candidate pass of the
  * approximate search (src/query/rescore.c). Each list of SPLADE_IMPACT_MIN_LIST postings or more is
- * decoded once and counting-sorted by its 8-bit impacts (doc ids stay ascending within an impact, as
- * they come): 5 bytes per copied posting (doc id, impact) plus 1 KB of counts per list; 284 MB for the
- * realistic 333 k's 58 M postings, built in 0.35 s on 2 threads (bench/results/
- * query-approx-scale-2026-11-26.md). The common lists are copied too, so that a query under its cut
- * (which keeps them) stays within its budget. Built on a team of threads (copies dealt round the
- * members), like the forward index, only when a search asks for a posting budget. */
+ * decoded once and, window of documents by window, counting-sorted by its 8-bit impacts (doc ids stay
+ * ascending within an impact, as they come): 3 bytes per copied posting (16-bit doc id in its window, impact) plus ~1.2 KB
+ * of counts and window offsets per list; ~175 MB for the realistic 333 k's 58 M postings, built in
+ * ~0.35 s on 2 threads (bench/results/query-approx-scale-2026-11-26.md). The common lists are copied
+ * too, so that a query under its cut (which keeps them) stays within its budget. Built on a team of
+ * threads (copies dealt round the members), like the forward index, only when a search asks for a
+ * posting budget. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,6 +24,7 @@ void splade_impact_order_free(splade_impact_order *o)
     free(o->slot);
     free(o->first);
     free(o->ge);
+    free(o->win);
     free(o->docs);
     free(o->imps);
     free(o);
@@ -36,14 +38,17 @@ typedef struct {
     atomic_int failed;
 } build_job;
 
-/* Copy j: the list decoded into docs/imps (scratch), counted per impact, placed by decreasing impact.
- * Doc ids past the file's documents (a damaged list the open-time checks let through) are left out. */
+/* Copy j: the list decoded into docs/imps (scratch), counted per impact (ge), then each window's
+ * postings (consecutive: the list is in doc-id order) placed by decreasing impact, a counting sort that
+ * keeps doc ids ascending within an impact. Doc ids past the file's documents (a damaged list the
+ * open-time checks let through) are left out. */
 static void copy_list(const build_job *b, uint32_t j, uint32_t *docs, uint8_t *imps)
 {
     const splade_index *ix = b->ix;
+    const splade_impact_order *o = b->o;
     splade_term_postings tp;
     splade_index_postings(ix, b->term[j], &tp);
-    uint32_t n = 0, hist[256] = {0}, at[256];
+    uint32_t n = 0, hist[256] = {0};
     for (uint32_t k = 0; k < tp.n_blocks; k++) {
         const uint8_t *bi;
         const uint32_t at0 = n; /* this block's ids, compacted down to n as they are kept */
@@ -56,18 +61,33 @@ static void copy_list(const build_job *b, uint32_t j, uint32_t *docs, uint8_t *i
                 n++;
             }
     }
-    uint32_t *ge = b->o->ge + 256 * (uint64_t)j, above = 0;
-    for (int v = 255; v >= 0; v--) { /* impact v's run starts after those above it */
-        at[v] = above;
+    uint32_t *ge = o->ge + 256 * (uint64_t)j, *win = o->win + ((uint64_t)o->n_win + 1) * j, above = 0;
+    for (int v = 255; v >= 0; v--) {
         above += hist[v];
         ge[v] = above;
     }
-    uint32_t *out = b->o->docs + b->o->first[j];
-    uint8_t *out_imp = b->o->imps + b->o->first[j];
-    for (uint32_t i = 0; i < n; i++) {
-        out_imp[at[imps[i]]] = imps[i];
-        out[at[imps[i]]++] = docs[i];
+    uint16_t *out = o->docs + o->first[j];
+    uint8_t *out_imp = o->imps + o->first[j];
+    uint32_t i = 0;
+    for (uint32_t w = 0; w < o->n_win; w++) {
+        const uint32_t from = i;
+        const uint64_t end = (uint64_t)(w + 1) << SPLADE_IMPACT_WINDOW_SHIFT;
+        uint32_t cnt[256] = {0}, at[256];
+        while (i < n && docs[i] < end)
+            cnt[imps[i++]]++;
+        win[w] = from;
+        if (i == from)
+            continue;
+        for (int v = 255, pos = (int)from; v >= 0; v--) { /* impact v's run starts after those above it */
+            at[v] = (uint32_t)pos;
+            pos += (int)cnt[v];
+        }
+        for (uint32_t k = from; k < i; k++) {
+            out_imp[at[imps[k]]] = imps[k];
+            out[at[imps[k]]++] = (uint16_t)(docs[k] & 0xffff);
+        }
     }
+    win[o->n_win] = n;
 }
 
 static int build_member(void *ctx, int t, splade_team *team)
@@ -110,11 +130,14 @@ static int plan(build_job *b)
         total += tp.n_postings;
         b->longest = tp.n_postings > b->longest ? tp.n_postings : b->longest;
     }
+    o->n_win = (ix->info.n_docs + (1u << SPLADE_IMPACT_WINDOW_SHIFT) - 1) >> SPLADE_IMPACT_WINDOW_SHIFT;
     o->ge = malloc(((size_t)o->n_copies + 1) * 256 * sizeof *o->ge);
+    o->win = malloc(((size_t)o->n_copies + 1) * ((size_t)o->n_win + 1) * sizeof *o->win);
     o->docs = malloc((total ? total : 1) * sizeof *o->docs);
     o->imps = malloc(total ? total : 1);
-    o->bytes = (uint64_t)o->n_terms * (sizeof *o->slot + sizeof *o->first) + (uint64_t)o->n_copies * 256 * 4 + total * 5;
-    return o->ge && o->docs && o->imps;
+    o->bytes = (uint64_t)o->n_terms * (sizeof *o->slot + sizeof *o->first) +
+               (uint64_t)o->n_copies * (256 + o->n_win + 1) * 4 + total * 3;
+    return o->ge && o->win && o->docs && o->imps;
 }
 
 static int build_threads(void)
