@@ -351,17 +351,6 @@ static uint32_t lowest_impact(const struct copied *c, uint32_t theta)
     return (theta + c->qw - 1) / c->qw;
 }
 
-/* Asks for the head of window w of a copy: its short runs, spread over the copies' memory, would
- * each wait for memory (the windowed pass was 40% slower than one prefix per copy without it). */
-static void prefetch_window(const splade_impact_list *l, uint32_t w, uint32_t guess)
-{
-    const uint32_t from = l->win[w], n = l->win[w + 1] - from, lines = n < guess ? n : guess;
-    for (uint32_t i = 0; i < lines; i += 32)
-        __builtin_prefetch(l->docs + from + i);
-    for (uint32_t i = 0; i < lines; i += 64)
-        __builtin_prefetch(l->imps + from + i);
-}
-
 /* Postings of impact >= low at the head of a window's n (by decreasing impact): a lower bound. */
 static uint32_t head_of(const uint8_t *imps, uint32_t n, uint8_t low)
 {
@@ -407,12 +396,13 @@ static uint32_t budget_threshold(const struct copied *c, int n, uint64_t budget)
 
 /* The budgeted candidate pass (splade_search_opts.budget), score-at-a-time as JASS: over the m cut
  * terms, the lists without an impact-ordered copy (short ones) are added whole; from the copies, the
- * postings of query impact x impact >= the threshold that keeps them within the budget,
- * in one pass per copy (its prefix of impacts >= the threshold's). Score-at-a-time reads the postings
- * that move scores most first: on the realistic 333 k, 100-120 k postings pick candidates as well as
- * the 264 k of the 14 heaviest terms' whole lists (bench/results/query-approx-scale-2026-11-26.md). A
- * copy's prefix visits documents out of order (~1 ns a posting into 1.3 MB of accumulators, against
- * ~0.8 for a whole list in doc-id order). -1 when memory fails. */
+ * postings of query impact x impact >= the threshold that keeps them within the budget: in each window
+ * of a copy, the head of its postings by decreasing impact, window after window. Score-at-a-time
+ * reads the postings that move scores most first: on the realistic 333 k, 120 k postings pick
+ * candidates as well as the 264 k of the 14 heaviest terms' whole lists (bench/results/
+ * query-approx-scale-2026-11-26.md). They visit the accumulators out of order (~1 ns a posting, as
+ * much as a whole list's in doc-id order with its decoding); smaller windows that keep them in L1
+ * were slower (the heads' reads from memory, scattered). -1 when memory fails. */
 static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
 {
     const splade_impact_order *o = splade_index_impact_order(s->seg->ix);
@@ -449,14 +439,10 @@ static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
         }
     }
     add_prefix_fn *add_prefix = pick_add_prefix();
-    for (int j = 0; j < live; j++)
-        prefetch_window(&r->copies[j].l, 0, 64);
     for (uint32_t w = 0; w < o->n_win; w++) /* window by window: its accumulators stay in cache */
         for (int j = 0; j < live; j++) {
             const struct copied *c = &r->copies[j];
             const uint32_t from = c->l.win[w], len = head_of(c->l.imps + from, c->l.win[w + 1] - from, c->low);
-            if (w + 1 < o->n_win) /* the next window's head, as long as this one's */
-                prefetch_window(&c->l, w + 1, len + 16);
             add_prefix(s->acc, w << SPLADE_IMPACT_WINDOW_SHIFT, c->l.docs + from, c->l.imps + from, len, c->qw, n_docs);
         }
     return 0;
