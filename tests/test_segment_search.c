@@ -6,13 +6,15 @@
  * never. BMP orders the ranges of all segments in one queue (src/query/bmp.c) and the other methods
  * search the segments by decreasing bound from one shared heap: both prune across segments, which
  * is what this test stresses. One searcher answers every query and method of an index, so its
- * scratch is reused and regrown across methods. */
+ * scratch is reused and regrown across methods. The posting budget of the approximate search is
+ * checked across segments too (test_budget_across_segments). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +180,7 @@ static void check_index(splade_index *ix, const vdoc *docs, int n, int coarse, c
             }
             /* rescoring (approximate) with a cut keeping every term: candidates by the full score,
              * rescored from each segment's forward index: the exact answer, deletions and ties included */
-            splade_search_opts all = {VOCAB + 10, 0, 1 + (int)(rnd() % 3)};
+            splade_search_opts all = {VOCAB + 10, 0, 1 + (int)(rnd() % 3), 0};
             int ng = -1;
             assert_int_equal(splade_searcher_set_opts(s, &all), 0);
             assert_int_equal(splade_search(s, &q, k, SPLADE_ALGO_AUTO, got, &ng), 0);
@@ -436,7 +438,7 @@ static void test_auto_bmp_choice(void **state)
             int nw = brute_force(docs, n, qimp, max, 10, want);
             check_top10(s, ix, &q, SPLADE_ALGO_AUTO, want, nw, seed, qi);
             int exact_bmp = splade_choose_bmp(s, &q);
-            splade_search_opts approx = {3, 0.5f, 0}; /* approximate: BMP (exact) where auto takes it */
+            splade_search_opts approx = {3, 0.5f, 0, 0}; /* approximate: BMP (exact) where auto takes it */
             assert_int_equal(splade_searcher_set_opts(s, &approx), 0);
             assert_int_equal(splade_choose_bmp(s, &q), exact_bmp);
             if (exact_bmp)
@@ -455,12 +457,98 @@ static void test_auto_bmp_choice(void **state)
     }
 }
 
+/* The posting budget (splade_search_opts.budget) across segments: 9,000 documents with six dense
+ * tokens (each in ~half of the documents, so that their lists pass SPLADE_IMPACT_MIN_LIST in most
+ * segments and are searched from impact-ordered copies, the others read whole), coarse or continuous
+ * weights, 2 to 4 segments, random deletions. A budget covering every posting with a cut keeping every
+ * term is the brute force's top k (ties to the document added first, deleted documents never); a
+ * budget of 500 postings returns exact scores, best first, and live documents only. */
+static void test_budget_across_segments(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        rng = seed * 7919 + 11;
+        const int n = 9000, coarse = (int)(seed % 2);
+        vdoc *docs = calloc((size_t)n, sizeof *docs);
+        for (int i = 0; i < n; i++) {
+            random_doc(&docs[i], coarse, (int)((uint64_t)i * 37 % (VOCAB / 10)));
+            for (int t = 0; t < 6 && docs[i].n < MAX_TERMS; t++) { /* dense tokens w390 .. w395 */
+                int seen = 0;
+                for (int j = 0; j < docs[i].n; j++)
+                    seen |= docs[i].tok[j] == 390 + t;
+                if (!seen && rnd() % 2) {
+                    docs[i].tok[docs[i].n] = 390 + t;
+                    docs[i].w[docs[i].n++] = coarse ? (float)(1 + rnd() % 4) * 0.5f : 2.5f * (float)(1 + rnd() % 10000) / 10000.0f;
+                }
+            }
+        }
+        char *dir = segmented(docs, n, 2 + (int)(rnd() % 3), 0.01f);
+        delete_some(dir, docs, n);
+        splade_index *ix;
+        assert_int_equal(splade_index_open(dir, &ix), 0);
+        const float max = splade_scale_max(splade_index_get_info(ix)->doc_scale);
+        splade_searcher *s;
+        assert_int_equal(splade_searcher_create(ix, &s), 0);
+        uint32_t *score = malloc((size_t)n * sizeof *score);
+        ranked want[100];
+        splade_hit got[100];
+        uint8_t qimp[VOCAB + 10];
+        for (int qi = 0; qi < 12; qi++) {
+            int toks[8];
+            float w[8];
+            for (int i = 0; i < 8; i++) { /* three dense tokens, five others */
+                toks[i] = i < 3 ? 390 + (int)(rnd() % 6) : (int)(rnd() % VOCAB);
+                w[i] = coarse ? (float)(1 + rnd() % 3) : (float)(1 + rnd() % 1000) / 300.0f;
+            }
+            splade_qvec q;
+            token_query(ix, toks, w, 8, &q, qimp);
+            for (int i = 0; i < n; i++) {
+                score[i] = 0;
+                for (int j = 0; j < docs[i].n; j++)
+                    score[i] += (uint32_t)qimp[docs[i].tok[j]] * splade_quantize(docs[i].w[j], max);
+            }
+            for (int ki = 0; ki < 3; ki++) {
+                const int k = ki == 0 ? 1 : ki == 1 ? 10 : 100, nw = brute_force(docs, n, qimp, max, k, want);
+                for (int b = 0; b < 2; b++) {
+                    splade_search_opts o = {VOCAB + 10, 0, 1 + (int)(rnd() % 3), b == 0 ? INT_MAX : 500};
+                    int ng = -1;
+                    assert_int_equal(splade_searcher_set_opts(s, &o), 0);
+                    assert_int_equal(splade_search(s, &q, k, SPLADE_ALGO_AUTO, got, &ng), 0);
+                    if (b == 0 && ng != nw)
+                        fail_msg("seed %llu query %d budget k=%d: %d hits, brute force %d", (unsigned long long)seed, qi,
+                                 k, ng, nw);
+                    for (int i = 0; i < ng; i++) {
+                        size_t len;
+                        const char *id = splade_index_doc_id(ix, got[i].doc, &len);
+                        int pos = atoi(id + 1); /* "d<position>" */
+                        char want_id[24];
+                        vdoc_id(b == 0 ? want[i].pos : pos, want_id, sizeof want_id);
+                        if (docs[pos].deleted || got[i].score != score[pos] || (i > 0 && got[i].score > got[i - 1].score) ||
+                            (b == 0 && (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))))
+                            fail_msg("seed %llu query %d budget %d k=%d rank %d: %.*s (%u), brute force %s (%u)",
+                                     (unsigned long long)seed, qi, o.budget, k, i, (int)len, id, got[i].score, want_id,
+                                     b == 0 ? want[i].score : score[pos]);
+                    }
+                }
+            }
+            splade_qvec_free(&q);
+        }
+        assert_true(splade_searcher_stats(s)->impact_bytes > 0); /* copies were searched */
+        free(score);
+        splade_searcher_free(s);
+        splade_index_close(ix);
+        td_free(dir);
+        free(docs);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_match_brute_force),
         cmocka_unit_test(test_bmp_ranges_across_segments),
         cmocka_unit_test(test_auto_bmp_choice),
+        cmocka_unit_test(test_budget_across_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,9 +178,9 @@ static void test_long_queries_approximate(void **state)
         splade_hit want[10], got[10];
         int nw = -1, ng = -1;
         long_query(ix, 60 + (int)(rnd() % 141), 0, &q);
-        assert_int_equal(splade_searcher_set_opts(s, &(splade_search_opts){0, 0, 0}), 0);
+        assert_int_equal(splade_searcher_set_opts(s, &(splade_search_opts){0, 0, 0, 0}), 0);
         assert_int_equal(splade_search(s, &q, 10, SPLADE_ALGO_TAAT, want, &nw), 0);
-        assert_int_equal(splade_searcher_set_opts(s, &(splade_search_opts){0, f, 0}), 0);
+        assert_int_equal(splade_searcher_set_opts(s, &(splade_search_opts){0, f, 0, 0}), 0);
         assert_int_equal(splade_search(s, &q, 10, SPLADE_ALGO_WTAAT, got, &ng), 0);
         assert_int_equal(ng, nw);
         for (int i = 0; i < nw; i++) {

@@ -5,7 +5,7 @@
 # timed one; Seismic through ../shared/peer/query's harness, its index loaded per setting).
 # Recall@10 of every run against our exact TAAT run and against the harness's float brute force.
 #   SQ=<sq_latency> bash bench/query/approx_vs_seismic.sh INDEX SEISMIC_OUT QVECTORS OUT [ROUNDS=3] \
-#       [OURS="qc:bf:rescore ..."] [SEISMIC="query_cut:heap_factor ..."]
+#       [OURS="qc:bf:rescore[:budget] ..."] [SEISMIC="query_cut:heap_factor ..."]
 # SEISMIC_OUT: a bench/query/seismic_curve.sh output folder (idx/seismic, work/exact_float.trec).
 set -euo pipefail
 : "${SQ:?}"
@@ -26,9 +26,9 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r ours exact auto: cpu median/mean/p99 $(cpu "$OUT/auto.$r.lat") recall $(rec "$OUT/auto.trec") load $(cut -d' ' -f1 /proc/loadavg)"
   i=0
   for s in $OURS; do
-    qc=${s%%:*} rest=${s#*:} bf=${rest%%:*} rs=${rest#*:} name=qc$qc-bf$bf-r$rs
-    QUERY_CUT=$qc BOUND_FACTOR=$bf RESCORE=$rs "$SQ" "$IX" "$Q" "$OUT/$name.trec" "$OUT/$name.$r.lat" auto 10 1 > "$OUT/$name.$r.out"
-    echo "round $r ours qc $qc bf $bf rescore $rs: cpu median/mean/p99 $(cpu "$OUT/$name.$r.lat") recall $(rec "$OUT/$name.trec") load $(cut -d' ' -f1 /proc/loadavg)"
+    IFS=: read -r qc bf rs bu <<< "$s"; bu=${bu:-0} name=qc$qc-bf$bf-r$rs-b$bu
+    QUERY_CUT=$qc BOUND_FACTOR=$bf RESCORE=$rs BUDGET=$bu "$SQ" "$IX" "$Q" "$OUT/$name.trec" "$OUT/$name.$r.lat" auto 10 1 > "$OUT/$name.$r.out"
+    echo "round $r ours qc $qc bf $bf rescore $rs budget $bu: cpu median/mean/p99 $(cpu "$OUT/$name.$r.lat") recall $(rec "$OUT/$name.trec") load $(cut -d' ' -f1 /proc/loadavg)"
     # a Seismic setting after each of ours (cycling through them)
     set -- $SEIS
     shift $((i % $#)); t=$1; i=$((i + 1))

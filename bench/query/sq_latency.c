@@ -1,5 +1,5 @@
 /* Copy of ../shared/peer/query/sq_latency.c (2026-11-23) extended for issue #14: the methods wtaat
- * and auto, and the approximate options QUERY_CUT / BOUND_FACTOR / RESCORE from the environment
+ * and auto, and the approximate options QUERY_CUT / BOUND_FACTOR / RESCORE / BUDGET from the environment
  * (with RESCORE, a second line gives the documents rescored per query and the forward index's size
  * and build time: it is built during the warm-up pass, outside the timed one).
  *
@@ -68,10 +68,11 @@ int main(int argc, char **argv)
     for (int a = 0; a < 7; a++)
         if (!strcmp(algo_s, names[a]))
             algo = a;
-    /* approximate options from the environment (QUERY_CUT, BOUND_FACTOR, RESCORE: splade_search_opts) */
+    /* approximate options from the environment (QUERY_CUT, BOUND_FACTOR, RESCORE, BUDGET: splade_search_opts) */
     splade_search_opts opts = {getenv("QUERY_CUT") ? atoi(getenv("QUERY_CUT")) : 0,
                                getenv("BOUND_FACTOR") ? (float)atof(getenv("BOUND_FACTOR")) : 0,
-                               getenv("RESCORE") ? atoi(getenv("RESCORE")) : 0};
+                               getenv("RESCORE") ? atoi(getenv("RESCORE")) : 0,
+                               getenv("BUDGET") ? atoi(getenv("BUDGET")) : 0};
     splade_index *ix;
     splade_query_set qs;
     splade_searcher *s;
@@ -119,6 +120,9 @@ int main(int argc, char **argv)
     if (opts.rescore)
         printf("rescored/query %.1f, forward index %.1f MB built in %.3f s (first search)\n",
                (double)st->rescored / (qs.n * (warm + 1)), st->forward_bytes / 1e6, st->forward_build_s);
+    if (opts.budget)
+        printf("impact-ordered copies %.1f MB built in %.3f s (first search)\n", st->impact_bytes / 1e6,
+               st->impact_build_s);
     splade_searcher_free(s);
     splade_query_set_free(&qs);
     splade_index_close(ix);

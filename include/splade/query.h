@@ -67,6 +67,12 @@ typedef struct {
                          * taken then; bound_factor, if set, prunes the first pass). Needs a forward
                          * index, built in memory from the postings on the first such search (3 bytes
                          * per posting; splade_search_stats.forward_bytes); the file is unchanged */
+    int budget;         /* > 0 (with rescore): the candidates are picked from at most budget postings of
+                         * the cut terms' long lists, those of largest query impact x impact first
+                         * (score-at-a-time; lists under 1,024 postings are read whole). Needs
+                         * impact-ordered copies of the long lists, built in memory on the first such
+                         * search (4 bytes per copied posting; splade_search_stats.impact_bytes); the
+                         * file is unchanged. 0: every posting of the cut terms */
 } splade_search_opts;
 
 #define SPLADE_RESCORE_MAX 65536
@@ -77,6 +83,8 @@ typedef struct {
     uint64_t rescored;        /* documents rescored exactly (splade_search_opts.rescore) */
     uint64_t forward_bytes;   /* memory of the forward indexes the rescoring built (0: none yet) */
     double forward_build_s;   /* their build time (wall, by whichever search built them) */
+    uint64_t impact_bytes;    /* memory of the impact-ordered copies (splade_search_opts.budget; 0: none) */
+    double impact_build_s;    /* their build time (wall) */
 } splade_search_stats;
 
 /* Scratch space for searching one index. Thread safety: one thread at a time per searcher; give

@@ -148,7 +148,7 @@ class Hit(ctypes.Structure):  # splade_hit (include/splade/query.h)
 
 
 class SearchOpts(ctypes.Structure):  # splade_search_opts (include/splade/query.h)
-    _fields_ = [("query_cut", c_int), ("bound_factor", c_float), ("rescore", c_int)]
+    _fields_ = [("query_cut", c_int), ("bound_factor", c_float), ("rescore", c_int), ("budget", c_int)]
 
 
 IX_HAS_MODEL = 2  # SPLADE_IX_HAS_MODEL

@@ -521,7 +521,8 @@ class Index:
                     lib.splade_sparse_free(byref(vecs[i]))
         return enc.encode(list(texts), chunk=None)
 
-    def search(self, queries, k=10, threads=None, device="cpu", query_cut=0, rescore=0, bound_factor=0.0):
+    def search(self, queries, k=10, threads=None, device="cpu", query_cut=0, rescore=0, bound_factor=0.0,
+               budget=0):
         """Top k of each query -> (ids, scores), numpy arrays of shape (n, k), best first.
 
         queries: texts (str or a list of them; encoded with the index's model, on the CPU unless
@@ -545,17 +546,22 @@ class Index:
         index of ~3 bytes per posting is built in memory at the first such search); bound_factor in
         (0, 1) skips document ranges whose bound times it cannot beat the k-th score. On the realistic
         100 k collection query_cut=12, rescore=100 gives recall@10 0.957 in a third of Seismic's time
-        (bench/results/query-approx-2026-11-26.md)."""
+        (bench/results/query-approx-2026-11-26.md). budget = B (needs rescore; not with a bound_factor
+        below 1), as `--budget B`: the candidates come from at most B postings of the cut terms' long
+        lists, those of largest query impact x impact first, from impact-ordered copies built in
+        memory at the first such search (~5 bytes per posting; bench/results/query-approx-scale-2026-11-26.md)."""
         if k < 1:
             raise InvalidArgumentError(f"k must be >= 1, got {k}")
         approx = None
-        if query_cut or rescore or bound_factor:
+        if query_cut or rescore or bound_factor or budget:
             if rescore and not query_cut:
                 raise InvalidArgumentError("rescore needs query_cut (the terms that pick the candidates)")
+            if budget and not rescore:
+                raise InvalidArgumentError("budget needs rescore (the budget picks the candidates it rescores)")
             if device != "cpu":
                 raise InvalidArgumentError("query_cut / rescore / bound_factor search on the CPU: device must be "
                                            f'"cpu", got {device!r}')
-            approx = _lib.SearchOpts(int(query_cut), float(bound_factor), int(rescore))
+            approx = _lib.SearchOpts(int(query_cut), float(bound_factor), int(rescore), int(budget))
         if device not in ("cpu", "cuda", "gpu", "auto"):
             raise InvalidArgumentError(f'device must be "cpu", "cuda" or "auto", got {device!r}')
         if isinstance(queries, (str, bytes)):

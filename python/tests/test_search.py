@@ -26,9 +26,10 @@ def test_search_texts_equals_cli_queries(example_index):
 
 
 def test_search_approximate_equals_cli(example_index):
-    """query_cut / rescore / bound_factor: the run of `splade-index query --query-cut N --rescore R
-    --bound-factor F` line for line; every rescored hit carries its document's exact score; a cut
-    keeping every term with rescoring is the exact search; bad values are refused."""
+    """query_cut / rescore / bound_factor / budget: the run of `splade-index query --query-cut N
+    --rescore R --bound-factor F --budget B` line for line; every rescored hit carries its document's
+    exact score; a cut keeping every term with rescoring (and a budget of every posting) is the exact
+    search; bad values are refused."""
     from splade_index import Index, InvalidArgumentError
     queries = read_jsonl(os.path.join(EXAMPLE, "queries.jsonl"))
     qids, texts = [q["_id"] for q in queries], [q["text"] for q in queries]
@@ -36,12 +37,13 @@ def test_search_approximate_equals_cli(example_index):
     n_docs = ix.info["n_docs"]
     all_ids, all_scores = ix.search(texts, k=n_docs)  # every matching document with its exact score
     exact = [dict(zip(r_ids, r_scores)) for r_ids, r_scores in zip(all_ids, all_scores)]
-    for qc, r, bf in ((2, 5, 0.0), (3, 20, 0.0), (3, 0, 0.0), (4, 0, 0.7), (2, 30, 0.8)):
-        ids, scores = ix.search(texts, k=10, query_cut=qc, rescore=r, bound_factor=bf)
+    for qc, r, bf, b in ((2, 5, 0.0, 0), (3, 20, 0.0, 0), (3, 0, 0.0, 0), (4, 0, 0.7, 0), (2, 30, 0.8, 0),
+                         (3, 20, 0.0, 40)):
+        ids, scores = ix.search(texts, k=10, query_cut=qc, rescore=r, bound_factor=bf, budget=b)
         args = ["--query-cut", str(qc)] + (["--rescore", str(r)] if r else []) + \
-            (["--bound-factor", str(bf)] if bf else [])
+            (["--bound-factor", str(bf)] if bf else []) + (["--budget", str(b)] if b else [])
         want = cli_run(example_index, "--queries", os.path.join(EXAMPLE, "queries.jsonl"), "-k", "10", *args)
-        assert trec_lines(qids, ids, scores) == want, (qc, r, bf)
+        assert trec_lines(qids, ids, scores) == want, (qc, r, bf, b)
         if r and not bf:
             for row, (r_ids, r_scores) in enumerate(zip(ids, scores)):
                 for d, sc in zip(r_ids, r_scores):
@@ -49,8 +51,12 @@ def test_search_approximate_equals_cli(example_index):
                         assert sc == exact[row][d]
     ids, scores = ix.search(texts, k=10, query_cut=100000, rescore=50)
     assert (ids == all_ids[:, :10]).all() and np.array_equal(scores, all_scores[:, :10])
+    ids, scores = ix.search(texts, k=10, query_cut=100000, rescore=50, budget=2**31 - 1)  # every posting
+    assert (ids == all_ids[:, :10]).all() and np.array_equal(scores, all_scores[:, :10])
     for bad in (dict(rescore=10), dict(query_cut=-1), dict(query_cut=3, bound_factor=2.0),
-                dict(query_cut=3, rescore=70000), dict(query_cut=3, device="cuda")):
+                dict(query_cut=3, rescore=70000), dict(query_cut=3, device="cuda"),
+                dict(query_cut=3, budget=100), dict(query_cut=3, rescore=10, budget=-1),
+                dict(query_cut=3, rescore=10, budget=100, bound_factor=0.5)):
         with pytest.raises(InvalidArgumentError):
             ix.search(texts, k=10, **bad)
 

@@ -39,6 +39,10 @@ static const char usage_text[] =
     "(3 bytes per posting, ~0.3 s per 100 k documents: worth it for batches; the index file is\n"
     "unchanged): recall@10 0.957 with --query-cut 12 --rescore 100 on the realistic 100 k\n"
     "(bench/results/query-approx-2026-11-26.md).\n"
+    "--budget N (with --rescore): the candidates come from at most N postings of the cut terms' long\n"
+    "lists, those of largest query impact x impact first (lists under 1,024 postings read whole), from\n"
+    "impact-ordered copies built in memory on the first search (5 bytes per copied posting); the cut\n"
+    "then always leaves out terms in over 20% of the documents (bench/results/query-approx-scale-2026-11-26.md).\n"
     "--precision: the GPU's number format when --device puts the encoder there, bf16 (default) or\n"
     "fp32 (the CPU's vectors); int8: the CPU in int8 (opt-in, VNNI / AMX-INT8).\n"
     "--device cuda (or auto) with --queries / --vector-queries also searches the batch on the GPU: exact,\n"
@@ -74,6 +78,7 @@ static int parse(int argc, char **argv, query_opts *o)
         {"threads", required_argument, 0, 't'}, {"algo", required_argument, 0, 'a'}, {"tag", required_argument, 0, 'T'},
         {"precision", required_argument, 0, 'P'}, {"query-cut", required_argument, 0, 'C'},
         {"bound-factor", required_argument, 0, 'F'}, {"rescore", required_argument, 0, 'R'},
+        {"budget", required_argument, 0, 'B'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->k = -1;
@@ -97,6 +102,7 @@ static int parse(int argc, char **argv, query_opts *o)
         case 'C': bad = splade_cli_int("query", "--query-cut", optarg, 1, INT_MAX, &o->approx.query_cut); break;
         case 'F': bad = splade_cli_float("query", "--bound-factor", optarg, 0.01f, 1, &o->approx.bound_factor); break;
         case 'R': bad = splade_cli_int("query", "--rescore", optarg, 1, SPLADE_RESCORE_MAX, &o->approx.rescore); break;
+        case 'B': bad = splade_cli_int("query", "--budget", optarg, 1, INT_MAX, &o->approx.budget); break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -122,6 +128,14 @@ static int parse(int argc, char **argv, query_opts *o)
     }
     if (o->approx.rescore && !o->approx.query_cut) {
         fprintf(stderr, "splade-index query: --rescore needs --query-cut (the terms that pick the candidates)\n");
+        return 2;
+    }
+    if (o->approx.budget && !o->approx.rescore) {
+        fprintf(stderr, "splade-index query: --budget needs --rescore (the budget picks the candidates it rescores)\n");
+        return 2;
+    }
+    if (o->approx.budget && o->approx.bound_factor > 0 && o->approx.bound_factor < 1) {
+        fprintf(stderr, "splade-index query: --budget and --bound-factor both prune the candidate pass: give one\n");
         return 2;
     }
     if (o->k < 0)
@@ -222,7 +236,7 @@ static int search_on_gpu(splade_index *ix, const query_opts *o, const splade_que
     splade_device d = SPLADE_DEVICE_CPU;
     if (!o->enc.device || splade_parse_device(o->enc.device, &d) || d == SPLADE_DEVICE_CPU)
         return 0;
-    if (o->approx.query_cut || o->approx.bound_factor || o->approx.rescore) {
+    if (o->approx.query_cut || o->approx.bound_factor || o->approx.rescore || o->approx.budget) {
         fprintf(stderr, "splade-index query: --query-cut / --bound-factor / --rescore are CPU-only (the GPU search is exact); "
                         "searching on the CPU\n");
         return 0;

@@ -13,6 +13,7 @@
 #include "common/fail.h"
 #include "index/format.h"
 #include "index/forward.h"
+#include "index/impact_order.h"
 #include "index/parallel.h"
 #include "index/reader_internal.h"
 #include "splade.h"
@@ -319,6 +320,7 @@ void splade_index_close(splade_index *ix)
     free(ix->model_dir);
     free(ix->lookup);
     splade_forward_free(ix->fwd);
+    splade_impact_order_free(ix->imo);
     pthread_mutex_destroy(&ix->lookup_lock);
     pthread_mutex_destroy(&ix->fwd_lock);
     free(ix);

@@ -34,7 +34,9 @@ struct splade_index {
     pthread_mutex_t lookup_lock; /* serialises the one build of lookup among threads sharing ix */
     struct splade_forward *fwd; /* forward.h: built on demand for approximate rescoring */
     atomic_int fwd_ready;       /* release-stored once fwd is complete */
-    pthread_mutex_t fwd_lock;   /* serialises its one build */
+    pthread_mutex_t fwd_lock;   /* serialises its one build (and impact_order's) */
+    struct splade_impact_order *imo; /* impact_order.h: built on demand for a posting budget */
+    atomic_int imo_ready;       /* release-stored once imo is complete */
     int threads;            /* threads the open-time checks may use (1 for splade_index_open) */
     int lean;               /* the checks release the pages they have read (splade_index_open_fd_lean) */
     const uint32_t *docseq; /* a file's DOCSEQ section, NULL when absent */

@@ -3,7 +3,9 @@
  *  1. the query's query_cut terms of largest impact, leaving out those whose lists cover more than
  *     COMMON_SHARE of the documents, are scored exhaustively into the accumulators, and the
  *     max(rescore, k) best documents by that partial score are the candidates (with a bound factor:
- *     windowed TAAT with it over those terms instead, for the same number of documents);
+ *     windowed TAAT with it over those terms instead, for the same number of documents; with a
+ *     posting budget: only the budget's postings of largest contribution, score-at-a-time, from
+ *     impact-ordered copies of the long lists: budget_pass);
  *  2. each of them is scored again over all the query's terms from the forward index (one pass over
  *     the document's ~175 terms against a per-term table of query impacts), and offered with that
  *     exact score to the k-hit heap.
@@ -18,6 +20,7 @@
 
 #include "index/format.h"
 #include "index/forward.h"
+#include "index/impact_order.h"
 #include "index/postings.h"
 #include "query/rescore.h"
 #include "query/search_internal.h"
@@ -34,6 +37,14 @@ struct splade_rescore {
     uint32_t rmax_cap;
     uint32_t *vals;  /* the nonzero partial scores, where ranges are fewer than candidates */
     uint32_t vals_cap;
+    struct copied *copies; /* the budgeted pass's impact-ordered lists (terms_cap of them) */
+};
+
+/* A cut term's impact-ordered copy (impact_order.h), for the budgeted pass. */
+struct copied {
+    splade_impact_list l;
+    uint32_t qw;
+    uint8_t low; /* its lowest impact taken (0: none) */
 };
 
 #define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
@@ -47,6 +58,7 @@ void splade_rescore_free(struct splade_rescore *r)
     free(r->cand);
     free(r->rmax);
     free(r->vals);
+    free(r->copies);
     free(r);
 }
 
@@ -70,8 +82,10 @@ static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int 
     }
     if (n > r->terms_cap) {
         free(r->terms);
+        free(r->copies);
         r->terms = malloc((size_t)n * sizeof *r->terms);
-        r->terms_cap = r->terms ? n : 0;
+        r->copies = malloc((size_t)n * sizeof *r->copies);
+        r->terms_cap = r->terms && r->copies ? n : 0;
     }
     if (cands > r->cand_cap) {
         free(r->cand);
@@ -187,6 +201,24 @@ static uint32_t score_floor(struct splade_rescore *r, const uint32_t *acc, uint3
     return nz > cands ? select_nth(r->vals, nz, cands) : 1;
 }
 
+/* A floor of the cands-th largest of the n range maxima (fewer than cands are zero; top: the largest):
+ * the lower edge of the histogram bucket (of 4,096 up to top) holding it. Ranges in that bucket but
+ * below the cands-th maximum are scanned for nothing (a few); its exact value by quickselect cost
+ * 7% of a query on the realistic 333 k's 5,207 ranges. */
+static uint32_t maxima_floor(const uint32_t *rmax, uint32_t n, uint32_t top, uint32_t cands)
+{
+    enum { BUCKETS = 4096 };
+    uint32_t hist[BUCKETS] = {0}, shift = 0;
+    while ((top >> shift) >= BUCKETS)
+        shift++;
+    for (uint32_t g = 0; g < n; g++)
+        hist[rmax[g] >> shift]++;
+    uint32_t seen = 0, b = top >> shift;
+    while (seen + hist[b] < cands && b > 0)
+        seen += hist[b--];
+    return b << shift ? b << shift : 1;
+}
+
 /* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
  * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
  * zeroed. The cands-th largest range maximum is a floor of the cands-th largest score (each of those
@@ -194,7 +226,7 @@ static uint32_t score_floor(struct splade_rescore *r, const uint32_t *acc, uint3
  * on the realistic 100 k. */
 static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
 {
-    uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax, *tmp = r->rmax + n_ranges;
+    uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax;
     const uint32_t *acc = s->acc;
     uint32_t nz = 0;
     if (s->seg->deleted) /* a deleted document must not set a range's maximum (the floor below) */
@@ -203,10 +235,13 @@ static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uin
                 if (w * 64 + (uint32_t)__builtin_ctzll(m) < n_docs)
                     s->acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
     range_maxima(acc, n_docs, rmax);
-    for (uint32_t g = 0; g < n_ranges; g++)
-        if (rmax[g])
-            tmp[nz++] = rmax[g];
-    uint32_t floor = nz > (uint32_t)c->k ? select_nth(tmp, nz, (uint32_t)c->k) : score_floor(r, acc, n_docs, (uint32_t)c->k);
+    uint32_t top = 0;
+    for (uint32_t g = 0; g < n_ranges; g++) {
+        nz += rmax[g] != 0;
+        top = rmax[g] > top ? rmax[g] : top;
+    }
+    uint32_t floor = nz > (uint32_t)c->k ? maxima_floor(rmax, n_ranges, top, (uint32_t)c->k)
+                                         : score_floor(r, acc, n_docs, (uint32_t)c->k);
     for (uint32_t g = 0; g < n_ranges; g++) {
         if (rmax[g] < floor)
             continue;
@@ -271,6 +306,148 @@ static void prefetch_doc(const splade_forward *f, uint32_t d)
     __builtin_prefetch(f->imp + from + n - 1);
 }
 
+/* acc[base + docs[i]] += qw x imps[i] for the n distinct doc ids of a copy's window head (ids past
+ * n_docs skipped). */
+static void add_prefix_scalar(uint32_t *acc, uint32_t base, const uint16_t *docs, const uint8_t *imps, uint32_t n,
+                              uint32_t qw, uint32_t n_docs)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (base + docs[i] < n_docs)
+            acc[base + docs[i]] += qw * imps[i];
+}
+
+#if defined(__x86_64__)
+/* 16 postings a step, the last step masked (a window's share of a list is often short). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void add_prefix_avx512(uint32_t *acc, uint32_t base,
+                                                                 const uint16_t *docs, const uint8_t *imps,
+                                                                 uint32_t n, uint32_t qw, uint32_t n_docs)
+{
+    const __m512i lim = _mm512_set1_epi32((int)n_docs), w = _mm512_set1_epi32((int)qw), b = _mm512_set1_epi32((int)base);
+    for (uint32_t i = 0; i < n; i += 16) {
+        const __mmask16 in = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i idx = _mm512_add_epi32(b, _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, docs + i)));
+        __mmask16 ok = _mm512_mask_cmplt_epu32_mask(in, idx, lim);
+        __m512i imp = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(in, imps + i));
+        __m512i a = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), ok, idx, (const void *)acc, 4);
+        _mm512_mask_i32scatter_epi32((void *)acc, ok, idx, _mm512_add_epi32(a, _mm512_mullo_epi32(imp, w)), 4);
+    }
+}
+#endif
+
+typedef void add_prefix_fn(uint32_t *, uint32_t, const uint16_t *, const uint8_t *, uint32_t, uint32_t, uint32_t);
+
+static add_prefix_fn *pick_add_prefix(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return add_prefix_avx512;
+#endif
+    return add_prefix_scalar;
+}
+
+/* The lowest impact of copy c reached at threshold theta (query impact x impact >= theta). */
+static uint32_t lowest_impact(const struct copied *c, uint32_t theta)
+{
+    return (theta + c->qw - 1) / c->qw;
+}
+
+/* Postings of impact >= low at the head of a window's n (by decreasing impact): a lower bound. */
+static uint32_t head_of(const uint8_t *imps, uint32_t n, uint8_t low)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (imps[mid] >= low)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Postings of the n copies at threshold theta. */
+static uint64_t taken(const struct copied *c, int n, uint32_t theta)
+{
+    uint64_t sum = 0;
+    for (int j = 0; j < n; j++) {
+        uint32_t v = lowest_impact(&c[j], theta);
+        sum += v <= 255 ? c[j].l.ge[v] : 0;
+    }
+    return sum;
+}
+
+/* The lowest threshold whose postings fit in the budget (1: every posting of impact >= 1, the exact
+ * pass; impact-0 postings add nothing). The count falls as the threshold rises: bisection over the
+ * 16-bit products. */
+static uint32_t budget_threshold(const struct copied *c, int n, uint64_t budget)
+{
+    uint32_t lo = 1, hi = 255 * 255 + 1; /* taken(hi) = 0 */
+    if (taken(c, n, lo) <= budget)
+        return lo;
+    while (hi - lo > 1) { /* taken(lo) > budget >= taken(hi) */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (taken(c, n, mid) <= budget)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* The budgeted candidate pass (splade_search_opts.budget), score-at-a-time as JASS: over the m cut
+ * terms, the lists without an impact-ordered copy (short ones) are added whole; from the copies, the
+ * postings of query impact x impact >= the threshold that keeps them within the budget: in each window
+ * of a copy, the head of its postings by decreasing impact, window after window. Score-at-a-time
+ * reads the postings that move scores most first: on the realistic 333 k, 120 k postings pick
+ * candidates as well as the 264 k of the 14 heaviest terms' whole lists (bench/results/
+ * query-approx-scale-2026-11-26.md). They visit the accumulators out of order (~1 ns a posting, as
+ * much as a whole list's in doc-id order with its decoding); smaller windows that keep them in L1
+ * were slower (the heads' reads from memory, scattered). -1 when memory fails. */
+static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
+{
+    const splade_impact_order *o = splade_index_impact_order(s->seg->ix);
+    if (!o)
+        return -1;
+    const uint32_t n_docs = s->seg->n_docs;
+    int whole = 0, n = 0;
+    for (int i = 0; i < m; i++) {
+        splade_impact_list l;
+        if (s->cursors[i].qw && splade_impact_list_of(o, s->terms[i], &l)) {
+            r->copies[n++] = (struct copied){l, s->cursors[i].qw, 0};
+        } else { /* to the front, for one splade_taat_add_lists */
+            cursor c = s->cursors[whole];
+            int32_t t = s->terms[whole];
+            s->cursors[whole] = s->cursors[i];
+            s->terms[whole] = s->terms[i];
+            s->cursors[i] = c;
+            s->terms[i] = t;
+            whole++;
+        }
+    }
+    splade_taat_add_lists(s, s->cursors, whole, n_docs);
+    const uint32_t theta = budget_threshold(r->copies, n, (uint64_t)s->opts.budget);
+    int live = 0;
+    for (int j = 0; j < n; j++) { /* the copies that reach the threshold, to the front */
+        uint32_t low = lowest_impact(&r->copies[j], theta);
+        if (low <= 255) {
+            struct copied c = r->copies[live];
+            r->copies[live] = r->copies[j];
+            r->copies[j] = c;
+            r->copies[live].low = (uint8_t)low;
+            s->stats.postings_scored += r->copies[live].l.ge[low];
+            live++;
+        }
+    }
+    add_prefix_fn *add_prefix = pick_add_prefix();
+    for (uint32_t w = 0; w < o->n_win; w++) /* window by window: its accumulators stay in cache */
+        for (int j = 0; j < live; j++) {
+            const struct copied *c = &r->copies[j];
+            const uint32_t from = c->l.win[w], len = head_of(c->l.imps + from, c->l.win[w + 1] - from, c->low);
+            add_prefix(s->acc, w << SPLADE_IMPACT_WINDOW_SHIFT, c->l.docs + from, c->l.imps + from, len, c->qw, n_docs);
+        }
+    return 0;
+}
+
 int splade_rescore(splade_searcher *s, int n, topk *t)
 {
     const int cands = s->opts.rescore > t->k ? s->opts.rescore : t->k; /* (fewer could not fill the k) */
@@ -292,7 +469,13 @@ int splade_rescore(splade_searcher *s, int n, topk *t)
         if (splade_choose_algo(s, m) == SPLADE_ALGO_TAAT || splade_wtaat(s, m, &c, &s->opts) != 0)
             splade_taat(s, m, &c);
     } else {
-        splade_taat_add_lists(s, s->cursors, m, s->seg->n_docs);
+        if (s->opts.budget <= 0)
+            splade_taat_add_lists(s, s->cursors, m, s->seg->n_docs);
+        else if (budget_pass(s, r, m) != 0) {
+            for (int i = 0; i < n; i++) /* (the query impacts set above: zero again) */
+                r->qimp[r->terms[i]] = 0;
+            return -1;
+        }
         collect_candidates(s, r, s->seg->n_docs, &c);
     }
     for (int i = 0; i < c.n; i++) { /* the candidates' entries asked for at once: their misses overlap */

@@ -53,6 +53,9 @@ cmp -s run.trec run5.trec || fail "--query-cut 1000 --bound-factor 1 changed the
 # rescoring with a cut that keeps every term: exact (candidates by the full score, rescored exactly)
 "$BIN" query --vector-queries q.jsonl -k 3 --query-cut 1000 --rescore 1 > run6.trec || fail "--rescore"
 cmp -s run.trec run6.trec || fail "--query-cut 1000 --rescore 1 changed the run"
+# ... and with a posting budget covering every posting
+"$BIN" query --vector-queries q.jsonl -k 3 --query-cut 1000 --rescore 1 --budget 2147483647 > run7.trec || fail "--budget"
+cmp -s run.trec run7.trec || fail "--query-cut 1000 --rescore 1 --budget 2147483647 changed the run"
 
 printf 'query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td1\t2\nq2\td4\t1\n' > qrels.tsv
 "$BIN" eval --run run.trec --qrels qrels.tsv --metrics ndcg@10,mrr@10 > eval.out || fail "eval"

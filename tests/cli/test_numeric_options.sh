@@ -33,6 +33,13 @@ bad query --rescore 1..65536 --query-cut 3 --queries q.jsonl
 "$BIN" query --rescore 50 --queries q.jsonl > "$T/out" 2> "$T/err"
 [ $? -eq 2 ] || fail "--rescore without --query-cut: not a usage error"
 grep -qF -- "--rescore needs --query-cut" "$T/err" || fail "--rescore without --query-cut: message: $(cat "$T/err")"
+bad query --budget 1..2147483647 --query-cut 3 --rescore 5 --queries q.jsonl
+"$BIN" query --budget 500 --query-cut 3 --queries q.jsonl > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "--budget without --rescore: not a usage error"
+grep -qF -- "--budget needs --rescore" "$T/err" || fail "--budget without --rescore: message: $(cat "$T/err")"
+"$BIN" query --budget 500 --query-cut 3 --rescore 5 --bound-factor 0.5 --queries q.jsonl > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "--budget with --bound-factor: not a usage error"
+grep -qF -- "--budget and --bound-factor both prune" "$T/err" || fail "--budget with --bound-factor: message: $(cat "$T/err")"
 bad build --threads 1..1024 corpus.jsonl
 bad build --batch 1..4096 corpus.jsonl
 bad build --max-length 2..8192 corpus.jsonl
