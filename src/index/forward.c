@@ -12,6 +12,7 @@
 
 #include "common/cpu_team.h"
 #include "common/fail.h"
+#include "index/big_alloc.h"
 #include "index/forward.h"
 #include "index/postings.h"
 #include "index/reader_internal.h"
@@ -89,11 +90,11 @@ static int place(build_job *j, int T)
     }
     f->off[f->n_docs] = n;
     const int narrow = j->ix->info.n_terms <= 65536;
-    f->imp = malloc(n ? n : 1);
+    f->imp = splade_big_alloc(n ? n : 1); /* huge pages: a candidate's entries are read at random */
     if (narrow)
-        f->t16 = malloc((n ? n : 1) * sizeof *f->t16);
+        f->t16 = splade_big_alloc((n ? n : 1) * sizeof *f->t16);
     else
-        f->t32 = malloc((n ? n : 1) * sizeof *f->t32);
+        f->t32 = splade_big_alloc((n ? n : 1) * sizeof *f->t32);
     f->bytes = ((uint64_t)f->n_docs + 1) * sizeof *f->off + n * (1 + (narrow ? 2 : 4));
     return f->imp && (narrow ? f->t16 != NULL : f->t32 != NULL);
 }
@@ -153,7 +154,7 @@ splade_forward *splade_forward_build(const splade_index *ix)
     int ok = f && j.cnt && j.first;
     if (ok) {
         f->n_docs = ix->info.n_docs;
-        ok = (f->off = calloc((size_t)f->n_docs + 1, sizeof *f->off)) != NULL;
+        ok = (f->off = splade_big_alloc(((size_t)f->n_docs + 1) * sizeof *f->off)) != NULL;
     }
     for (int t = 0; ok && t < T; t++)
         ok = (j.cnt[t] = calloc((size_t)f->n_docs + 1, sizeof **j.cnt)) != NULL;

@@ -13,6 +13,7 @@
 
 #include "common/cpu_team.h"
 #include "common/fail.h"
+#include "index/big_alloc.h"
 #include "index/impact_order.h"
 #include "index/postings.h"
 #include "index/reader_internal.h"
@@ -133,8 +134,8 @@ static int plan(build_job *b)
     o->n_win = (ix->info.n_docs + (1u << SPLADE_IMPACT_WINDOW_SHIFT) - 1) >> SPLADE_IMPACT_WINDOW_SHIFT;
     o->ge = malloc(((size_t)o->n_copies + 1) * 256 * sizeof *o->ge);
     o->win = malloc(((size_t)o->n_copies + 1) * ((size_t)o->n_win + 1) * sizeof *o->win);
-    o->docs = malloc((total ? total : 1) * sizeof *o->docs);
-    o->imps = malloc(total ? total : 1);
+    o->docs = splade_big_alloc((total ? total : 1) * sizeof *o->docs); /* huge pages: windows read at random */
+    o->imps = splade_big_alloc(total ? total : 1);
     o->bytes = (uint64_t)o->n_terms * (sizeof *o->slot + sizeof *o->first) +
                (uint64_t)o->n_copies * (256 + o->n_win + 1) * 4 + total * 3;
     return o->ge && o->win && o->docs && o->imps;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "index/big_alloc.h"
 #include "index/builder_internal.h"
 
 /* Postings of every term, grouped by term (CSR): docs ascending because documents are
@@ -16,10 +17,6 @@ typedef struct {
     uint8_t *imps;
 } csr;
 
-/* A large buffer on transparent huge pages where the kernel allows them (madvise mode): the
- * inversion touches over a GB of fresh memory per million documents, and faulting it in 4 KB pages
- * cost more CPU than the radix passes themselves (perf: clear_page + fault handling). free()able. */
-void *splade_big_alloc(size_t n);
 
 /* Quantizes every document's weights and groups the postings by term (remapped through remap when
  * non-NULL) into c, documents in internal-id order (order[i] = the builder document of internal id i,

@@ -4,7 +4,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "common/fail.h"
 #include "index/builder_internal.h"
@@ -12,18 +11,6 @@
 #include "index/parallel.h"
 #include "index/quantize.h"
 #include "splade.h"
-
-void *splade_big_alloc(size_t n)
-{
-    void *p = NULL;
-    size_t huge = (size_t)2 << 20;
-    if (n < huge)
-        return malloc(n ? n : 1);
-    if (posix_memalign(&p, huge, n) != 0)
-        return NULL;
-    madvise(p, (n + huge - 1) & ~(huge - 1), MADV_HUGEPAGE); /* a hint: failure is harmless */
-    return p;
-}
 
 /* Reordered documents are read from scattered places of the forward arrays: fetch a later
  * document's terms and weights ahead (perf: a quarter of the pass waited on those loads). */
