@@ -16,10 +16,11 @@
  *               adds of attention-out and FFN-out, FFN-in's GELU in bf16)
  *   library+epi the library's own calls (splade_dnnl_share / _res: its unit order and epilogues)
  *
- *   bench_gemm_rate [--rows M] [--reps R] [--layers L] [--disturb-mb D] [--only MODE]
+ *   bench_gemm_rate [--rows M] [--reps R] [--layers L] [--disturb-mb D] [--a-offset B] [--only MODE]
  *
  * --disturb-mb D streams D MiB between GEMMs (as the forward's attention, LayerNorm and other
- * layers do). Prints GFLOP/s of thread CPU time per shape (2 M N K, the rows computed with
+ * layers do). --a-offset B starts the activations' rows B bytes (even, < 64) past a cache line, as
+ * malloc's 16-byte alignment did to the forward's until 2026-11-26. Prints GFLOP/s of thread CPU time per shape (2 M N K, the rows computed with
  * SPLADE_DNNL_PAD_ROWS counted as M), median of R. Without oneDNN bf16 it says so and exits 0. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,13 +49,16 @@ static void fill(float *x, size_t n, float scale, uint32_t *st)
     }
 }
 
+static size_t a_offset; /* --a-offset: A's rows start this many bytes past a 64-byte line */
+
 /* bf16 rows [Mpad, K], random in the first M rows, zeros after (SPLADE_DNNL_PAD_ROWS). */
 static uint16_t *bf16_input(int32_t M, int32_t Mpad, int32_t K, uint32_t *st)
 {
     float *f = malloc((size_t)M * K * sizeof *f);
-    uint16_t *a = aligned_alloc(64, (size_t)Mpad * K * sizeof *a);
-    if (!f || !a)
+    char *raw = aligned_alloc(64, (size_t)Mpad * K * sizeof(uint16_t) + 64);
+    if (!f || !raw)
         exit(3);
+    uint16_t *a = (uint16_t *)(raw + a_offset); /* never freed */
     fill(f, (size_t)M * K, 2.0f, st);
     splade_to_bf16(f, a, (size_t)M * K);
     memset(a + (size_t)M * K, 0, (size_t)(Mpad - M) * K * sizeof *a);
@@ -236,6 +240,7 @@ static int sweep(int reps)
             return 1;
     }
     free(W);
+    printf("sweep: A at +%d bytes\n", (int)a_offset);
     printf("| operands cycling over | KiB | W cycles, A fixed: GF/s | A cycles, W fixed: GF/s |\n|---|---|---|---|\n");
     static const int sizes[] = {1, 2, 4, 8, 16, 64, 256, POOL};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
@@ -301,10 +306,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--disturb-mb") && i + 1 < argc) {
             disturb_n = (size_t)atoi(argv[++i]) << 18;
             disturb = calloc(disturb_n, sizeof *disturb);
-        } else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+        } else if (!strcmp(argv[i], "--a-offset") && i + 1 < argc)
+            a_offset = (size_t)atoi(argv[++i]) & 62;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--rows M] [--reps R] [--layers L] [--disturb-mb D] [--only MODE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--rows M] [--reps R] [--layers L] [--disturb-mb D] [--a-offset B] [--only MODE]\n", argv[0]);
             return 2;
         }
     }
@@ -325,8 +332,8 @@ int main(int argc, char **argv)
     double load[3] = {0};
     if (getloadavg(load, 3) < 1)
         load[0] = -1;
-    printf("bench_gemm_rate: 1 thread, %d rows, %d layers, median of %d, %d MiB streamed between GEMMs, load %.2f\n",
-           (int)c.M, (int)c.L, reps, (int)(disturb_n >> 18), load[0]);
+    printf("bench_gemm_rate: 1 thread, %d rows, %d layers, median of %d, %d MiB streamed between GEMMs, A at +%d "
+           "bytes, load %.2f\n", (int)c.M, (int)c.L, reps, (int)(disturb_n >> 18), (int)a_offset, load[0]);
     printf("| mode | Q | K | V | attn-out | ffn-in | ffn-out | all GF/s | ms (all layers) |\n");
     printf("|---|---|---|---|---|---|---|---|---|\n");
     int rc = 0;
