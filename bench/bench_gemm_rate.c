@@ -20,7 +20,8 @@
  *
  * --disturb-mb D streams D MiB between GEMMs (as the forward's attention, LayerNorm and other
  * layers do). --a-offset B starts the activations' rows B bytes (even, < 64) past a cache line, as
- * malloc's 16-byte alignment did to the forward's until 2026-11-26. Prints GFLOP/s of thread CPU time per shape (2 M N K, the rows computed with
+ * malloc's 16-byte alignment did to the forward's until 2026-11-26 (the fp32 rows stay on lines).
+ * Prints GFLOP/s of thread CPU time per shape (2 M N K, the rows computed with
  * SPLADE_DNNL_PAD_ROWS counted as M), median of R. Without oneDNN bf16 it says so and exits 0. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +267,15 @@ static int sweep(int reps)
     return 0;
 }
 
+/* Zeroed bytes on 64-byte lines (as the forward's rows: forward_cpu.c's rows_alloc). */
+static void *zeroed_lines(size_t bytes)
+{
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
+}
+
 static int make(ctx *c)
 {
     const int32_t Mpad = (c->M + SPLADE_DNNL_ROWS - 1) / SPLADE_DNNL_ROWS * SPLADE_DNNL_ROWS;
@@ -283,8 +293,10 @@ static int make(ctx *c)
     free(W), free(b);
     c->xb = bf16_input(c->M, Mpad, 768, &st);
     c->ffnb = bf16_input(c->M, Mpad, 3072, &st);
-    c->x = calloc((size_t)c->M * 768, sizeof *c->x), c->tmp = calloc((size_t)c->M * 768, sizeof *c->tmp);
-    c->C = calloc((size_t)c->M * 3072, sizeof *c->C), c->Cb = calloc((size_t)Mpad * 3072, sizeof *c->Cb);
+    c->x = zeroed_lines((size_t)c->M * 768 * sizeof *c->x);
+    c->tmp = zeroed_lines((size_t)c->M * 768 * sizeof *c->tmp);
+    c->C = zeroed_lines((size_t)c->M * 3072 * sizeof *c->C);
+    c->Cb = zeroed_lines((size_t)Mpad * 3072 * sizeof *c->Cb);
     c->tile = aligned_alloc(64, 128 * 128 * sizeof *c->tile);
     for (int s = 0; s < SHAPES; s++)
         c->flop[s] = gemm_flop(c, s);
@@ -311,7 +323,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--rows M] [--reps R] [--layers L] [--disturb-mb D] [--a-offset B] [--only MODE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--rows M] [--reps R] [--layers L] [--disturb-mb D] [--a-offset B] "
+                            "[--only MODE]\n", argv[0]);
             return 2;
         }
     }
