@@ -95,6 +95,67 @@ static void test_paths_identical(void **state)
     rm_free(&m);
 }
 
+/* splade_dnnl_member_grid: over any team size, the members' units cover every (row block, panel)
+ * exactly once with the same rows, and a unit's place does not depend on the team size (the bits
+ * do not); the order keeps a weight panel for several row blocks: groups of SPLADE_DNNL_GROUP row
+ * blocks per panel while their A rows fit SPLADE_DNNL_GROUP_BYTES (K = 768 in bf16), else panels outer
+ * (K = 3072). Pure arithmetic: runs without oneDNN too. */
+static void test_unit_grid(void **state)
+{
+    (void)state;
+    static const int32_t Ms[] = {1, 50, 64, 65, 128, 129, 300, 515, 2040, 2700};
+    static const int32_t nps[] = {1, 3, 6, 24};
+    static const size_t row_bytes[] = {768 * 2, 3072 * 2, 768, 3072, 192 * 2};
+    for (size_t a = 0; a < sizeof Ms / sizeof *Ms; a++)
+        for (size_t b = 0; b < sizeof nps / sizeof *nps; b++)
+            for (size_t c = 0; c < sizeof row_bytes / sizeof *row_bytes; c++) {
+                const int32_t M = Ms[a], np = nps[b], rb = M <= 64 ? M : SPLADE_DNNL_ROWS;
+                const int32_t n_rb = (M + rb - 1) / rb;
+                int *seen = calloc((size_t)(n_rb * np), sizeof *seen);
+                const splade_dnnl_grid one = splade_dnnl_member_grid(M, np, row_bytes[c], 0, 1);
+                assert_int_equal(one.u1 - one.u0, n_rb * np);
+                for (int n = 1; n <= 4; n++) {
+                    int next = 0; /* members' ranges are contiguous, in tid order */
+                    for (int tid = 0; tid < n; tid++) {
+                        const splade_dnnl_grid g = splade_dnnl_member_grid(M, np, row_bytes[c], tid, n);
+                        assert_int_equal(g.u0, next);
+                        next = g.u1;
+                        for (int u = g.u0; u < g.u1; u++) {
+                            int32_t r0, rows, p, r1, rows1, p1;
+                            splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
+                            splade_dnnl_grid_unit(&one, u, &r1, &rows1, &p1);
+                            assert_true(r0 == r1 && rows == rows1 && p == p1);
+                            assert_true(r0 % rb == 0 && r0 < M && p >= 0 && p < np);
+                            assert_int_equal(rows, M - r0 < rb ? M - r0 : rb);
+                            seen[r0 / rb * np + p]++;
+                        }
+                    }
+                    assert_int_equal(next, n_rb * np);
+                }
+                for (int32_t i = 0; i < n_rb * np; i++)
+                    assert_int_equal(seen[i], 4); /* once per team size */
+                free(seen);
+            }
+    /* the order: 2040 rows = 16 row blocks */
+    int32_t r0, rows, p;
+    splade_dnnl_grid g = splade_dnnl_member_grid(2040, 24, 768 * 2, 0, 1);
+    for (int u = 0; u < 4; u++) { /* K = 768: panel 0 for row blocks 0..3, then panel 1 */
+        splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
+        assert_true(p == 0 && r0 == u * SPLADE_DNNL_ROWS);
+    }
+    splade_dnnl_grid_unit(&g, 4, &r0, &rows, &p);
+    assert_true(p == 1 && r0 == 0);
+    splade_dnnl_grid_unit(&g, 4 * 24, &r0, &rows, &p); /* the next group */
+    assert_true(p == 0 && r0 == 4 * SPLADE_DNNL_ROWS);
+    g = splade_dnnl_member_grid(2040, 6, 3072 * 2, 0, 1);
+    for (int u = 0; u < 16; u++) { /* K = 3072: panel 0 for every row block first */
+        splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
+        assert_true(p == 0 && r0 == u * SPLADE_DNNL_ROWS);
+    }
+    splade_dnnl_grid_unit(&g, 16, &r0, &rows, &p);
+    assert_true(p == 1 && r0 == 0);
+}
+
 /* 1, 2 and 3 threads give the same bf16 vectors, bit for bit (fixed units of work). */
 static void test_threads_identical(void **state)
 {
@@ -137,6 +198,7 @@ static void test_bad_precision(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unit_grid),
         cmocka_unit_test(test_random_model),
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_paths_identical),

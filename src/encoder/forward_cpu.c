@@ -390,9 +390,14 @@ static int check_input(const splade_model *m, const int32_t *ids, const int32_t 
     return SPLADE_OK;
 }
 
+/* A GEMM operand's rows on 64-byte lines. malloc's 16-byte alignment makes every 64-byte load of an AMX
+ * tile row (and every AVX-512 load of a row operation) span two cache lines: the bf16 forward ran
+ * 12-13% longer per document with its activations so (bench/results/cpu-bf16-gemm-rate-2026-11-26.md). */
+static void *rows_alloc(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
+
 static int alloc_q8(splade_q8_rows *a, size_t T, size_t K)
 {
-    a->q = malloc(T * K);
+    a->q = rows_alloc(T * K);
     a->scale = malloc(T * sizeof *a->scale);
     a->zp = malloc(T * sizeof *a->zp);
     return a->q && a->scale && a->zp ? SPLADE_OK : SPLADE_ERR_NOMEM;
@@ -406,7 +411,7 @@ static void free_q8(splade_q8_rows *a) { free(a->q), free(a->scale), free(a->zp)
 static uint16_t *bf16_rows(size_t T, size_t K)
 {
     const size_t Tp = (T + SPLADE_DNNL_ROWS - 1) / SPLADE_DNNL_ROWS * SPLADE_DNNL_ROWS;
-    uint16_t *p = malloc(Tp * K * sizeof *p);
+    uint16_t *p = rows_alloc(Tp * K * sizeof *p);
     if (p)
         memset(p + T * K, 0, (Tp - T) * K * sizeof *p);
     return p;
@@ -429,9 +434,9 @@ static int alloc_ws(workspace *w, size_t T, size_t H, size_t F, int32_t L, int32
     }
     float **bufs[] = {&w->x, &w->q, &w->k, &w->v, &w->ctx, &w->tmp};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        if (!(*bufs[i] = malloc(T * H * sizeof(float))))
+        if (!(*bufs[i] = rows_alloc(T * H * sizeof(float))))
             return SPLADE_ERR_NOMEM;
-    w->ffn = malloc(T * F * sizeof(float));
+    w->ffn = rows_alloc(T * F * sizeof(float));
     size_t g = splade_gemm_scratch_floats((int32_t)F), a = splade_attention_scratch_floats(L, dh);
     if ((bf16 || int8) && splade_attention_bf16_scratch_floats(L, dh) > a)
         a = splade_attention_bf16_scratch_floats(L, dh);
@@ -454,9 +459,12 @@ static int alloc_heads(workspace *w, const int32_t *offsets, int32_t B, int32_t 
     w->poff[0] = 0;
     for (int32_t b = 0; b < B; b++)
         w->poff[b + 1] = w->poff[b] + splade_attention_bf16_padded(offsets[b + 1] - offsets[b]);
-    for (int i = 0; i < 3; i++)
-        if (!(w->qkvh[i] = calloc((size_t)w->poff[B] * H, sizeof(uint16_t))))
+    for (int i = 0; i < 3; i++) {
+        const size_t bytes = (size_t)w->poff[B] * H * sizeof(uint16_t);
+        if (!(w->qkvh[i] = rows_alloc(bytes)))
             return SPLADE_ERR_NOMEM;
+        memset(w->qkvh[i], 0, bytes);
+    }
     return SPLADE_OK;
 }
 

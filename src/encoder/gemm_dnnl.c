@@ -168,7 +168,7 @@ int splade_dnnl_share(const splade_dnnl_linear *l, const uint16_t *A, int32_t M,
 int splade_dnnl_share_res(const splade_dnnl_linear *l, const uint16_t *A, int32_t M, const float *R, float *C,
                           uint16_t *Cb, int flags, int tid, int nthreads)
 {
-    const splade_dnnl_grid g = splade_dnnl_member_grid(M, l->w.n_panels, tid, nthreads);
+    const splade_dnnl_grid g = splade_dnnl_member_grid(M, l->w.n_panels, (size_t)l->w.K * 2, tid, nthreads);
     for (int u = g.u0; u < g.u1; u++) {
         int32_t r0, rows, p;
         splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
@@ -219,7 +219,7 @@ int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int3
 {
     if (SPLADE_DNNL_PANEL % o->dh || l->w.N % o->dh)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "oneDNN: head width %d does not divide the panels", (int)o->dh);
-    const splade_dnnl_grid g = splade_dnnl_member_grid(M, l->w.n_panels, tid, nthreads);
+    const splade_dnnl_grid g = splade_dnnl_member_grid(M, l->w.n_panels, (size_t)l->w.K * 2, tid, nthreads);
     for (int u = g.u0; u < g.u1; u++) {
         int32_t r0, rows, p;
         splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);
@@ -311,19 +311,27 @@ int splade_dnnl_share_heads(const splade_dnnl_linear *l, const uint16_t *A, int3
 
 int32_t splade_dnnl_padded_rows(int32_t rows) { return rows > 16 ? (rows + 7) / 8 * 8 : rows; }
 
-splade_dnnl_grid splade_dnnl_member_grid(int32_t M, int32_t np, int tid, int nthreads)
+splade_dnnl_grid splade_dnnl_member_grid(int32_t M, int32_t np, size_t row_bytes, int tid, int nthreads)
 {
     splade_dnnl_grid g = {.M = M, .rb = M <= 64 ? M : SPLADE_DNNL_ROWS, .np = np};
     const int32_t n_rb = g.rb ? (M + g.rb - 1) / g.rb : 0;
+    const size_t group_bytes = (size_t)SPLADE_DNNL_GROUP * (size_t)g.rb * row_bytes;
+    g.group = group_bytes <= SPLADE_DNNL_GROUP_BYTES ? SPLADE_DNNL_GROUP : n_rb;
+    g.group = g.group < 1 ? 1 : g.group;
     splade_team_split(tid, nthreads, n_rb * np, 1, &g.u0, &g.u1);
     return g;
 }
 
+/* Units go by groups of g->group row blocks (the last group may be shorter), panels outer within a
+ * group, row blocks inner. */
 void splade_dnnl_grid_unit(const splade_dnnl_grid *g, int u, int32_t *r0, int32_t *rows, int32_t *p)
 {
-    *r0 = u / g->np * g->rb;
+    const int32_t n_rb = (g->M + g->rb - 1) / g->rb, per = g->group * g->np;
+    const int32_t first = u / per * g->group, in = u % per;
+    const int32_t span = n_rb - first < g->group ? n_rb - first : g->group;
+    *r0 = (first + in % span) * g->rb;
     *rows = g->M - *r0 < g->rb ? g->M - *r0 : g->rb;
-    *p = u % g->np;
+    *p = in / span;
 }
 
 static void to_bf16_scalar(const float *src, uint16_t *dst, size_t n)

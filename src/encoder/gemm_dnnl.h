@@ -39,12 +39,21 @@ enum {
 
 /* The units of an M-row GEMM over np column panels that member tid of nthreads runs: [u0, u1). Rows go
  * in blocks of SPLADE_DNNL_ROWS (one block when M <= 64); the grid does not depend on the thread
- * count, hence the same bits on any (the bf16 and int8 shares use it). */
+ * count, hence the same bits on any (the bf16 and int8 shares use it). row_bytes: the bytes of one
+ * row of A (K x its element size), which set the order of the units (any order gives the same bits:
+ * units never share an output). The forward's units wait on L3 and memory, not on AMX: a 128 x 128 x
+ * 768 unit runs at ~1,600 GFLOP/s with both operands in L2, ~1,200 with one from L3 and ~800 with one
+ * from memory (bench/bench_gemm_rate.c, bench/results/cpu-bf16-gemm-rate-2026-11-26.md), and rows
+ * outer (every row block streaming the whole weight matrix) kept the forward near the last. So each
+ * weight panel serves several row blocks while it is in L2: SPLADE_DNNL_GROUP row blocks per panel
+ * when their A rows fit SPLADE_DNNL_GROUP_BYTES (K = 768), else all of them (panels outer: the panel
+ * stays and the row blocks stream, K = 3072). */
+enum { SPLADE_DNNL_GROUP = 4, SPLADE_DNNL_GROUP_BYTES = 1 << 20 };
 typedef struct {
-    int32_t M, rb, np;
+    int32_t M, rb, np, group; /* group: row blocks per panel pass */
     int u0, u1;
 } splade_dnnl_grid;
-splade_dnnl_grid splade_dnnl_member_grid(int32_t M, int32_t np, int tid, int nthreads);
+splade_dnnl_grid splade_dnnl_member_grid(int32_t M, int32_t np, size_t row_bytes, int tid, int nthreads);
 /* Unit u's rows [*r0, *r0 + *rows) and panel *p. */
 void splade_dnnl_grid_unit(const splade_dnnl_grid *g, int u, int32_t *r0, int32_t *rows, int32_t *p);
 

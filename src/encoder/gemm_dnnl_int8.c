@@ -248,6 +248,7 @@ void splade_q8_linear_free(splade_q8_linear *l)
 }
 
 int32_t splade_q8_linear_n(const splade_q8_linear *l) { return l->w.N; }
+int32_t splade_q8_linear_k(const splade_q8_linear *l) { return l->w.K; }
 int32_t splade_q8_panels(const splade_q8_linear *l) { return l->w.n_panels; }
 
 static dnnl_primitive_desc_t key_pd(const splade_dnnl_key *k) { return make_pd(k->rows, k->K, k->P, k->w_md); }
@@ -314,6 +315,7 @@ int splade_q8_linear_create(const float *W, const float *bias, int32_t N, int32_
 }
 void splade_q8_linear_free(splade_q8_linear *l) { (void)l; }
 int32_t splade_q8_linear_n(const splade_q8_linear *l) { return (void)l, 0; }
+int32_t splade_q8_linear_k(const splade_q8_linear *l) { return (void)l, 0; }
 int32_t splade_q8_panels(const splade_q8_linear *l) { return (void)l, 0; }
 int splade_q8_unit(const splade_q8_linear *l, const splade_q8_rows *A, int32_t r0, int32_t rows, int32_t p,
                    float *dst, int32_t ldd, int flags)
@@ -327,7 +329,7 @@ int splade_q8_share(const splade_q8_linear *l, const splade_q8_rows *A, int32_t 
                     int nthreads)
 {
     const int32_t N = splade_q8_linear_n(l);
-    const splade_dnnl_grid g = splade_dnnl_member_grid(M, splade_q8_panels(l), tid, nthreads);
+    const splade_dnnl_grid g = splade_dnnl_member_grid(M, splade_q8_panels(l), (size_t)splade_q8_linear_k(l), tid, nthreads);
     for (int u = g.u0; u < g.u1; u++) {
         int32_t r0, rows, p;
         splade_dnnl_grid_unit(&g, u, &r0, &rows, &p);

@@ -36,6 +36,7 @@ int splade_dnnl_int8_check(void);
 int splade_q8_linear_create(const float *W, const float *bias, int32_t N, int32_t K, splade_q8_linear **out);
 void splade_q8_linear_free(splade_q8_linear *l);
 int32_t splade_q8_linear_n(const splade_q8_linear *l);
+int32_t splade_q8_linear_k(const splade_q8_linear *l);
 int32_t splade_q8_panels(const splade_q8_linear *l);
 
 /* Rows [r0, r1) of x [*, K] (row stride K) into a's rows r0.. (u8, scale, zero point). */

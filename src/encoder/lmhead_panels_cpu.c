@@ -83,7 +83,8 @@ static int panels(splade_head_unit_fn unit, const void *lin, const void *X, int3
     nthreads = nthreads < 1 ? 1 : nthreads;
     head h = {unit, lin, X, V, n_panels, offsets, B, out, raw, NULL, 0};
     h.per_thread = (size_t)SPLADE_DNNL_PANEL * (SPLADE_DNNL_ROWS + (size_t)B);
-    h.scratch = malloc(h.per_thread * (size_t)nthreads * sizeof(float));
+    /* 64-byte lines (oneDNN stores whole lines of the logits tile: forward_cpu.c's rows_alloc) */
+    h.scratch = aligned_alloc(64, h.per_thread * (size_t)nthreads * sizeof(float));
     if (!h.scratch)
         return splade_fail(SPLADE_ERR_NOMEM, "LM head scratch");
     int rc = splade_team_run(nthreads, head_team, &h);

@@ -182,7 +182,8 @@ int splade_lmhead_cpu_screened(const splade_head_screen *s, const float *X, cons
 {
     nthreads = nthreads < 1 ? 1 : nthreads;
     const size_t T = (size_t)offsets[B];
-    uint16_t *Xb = malloc(T * (size_t)s->K * sizeof *Xb);
+    /* the screen GEMM's A on 64-byte lines (forward_cpu.c's rows_alloc says why) */
+    uint16_t *Xb = aligned_alloc(64, (T * (size_t)s->K * sizeof *Xb + 63) / 64 * 64);
     float *norms = malloc(2 * (size_t)B * sizeof *norms);
     int64_t *start = malloc(2 * ((size_t)B + 1) * sizeof *start);
     int32_t *cand = malloc((size_t)B * (size_t)s->V * sizeof *cand);
