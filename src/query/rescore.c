@@ -255,6 +255,19 @@ static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uin
     memset(s->acc, 0, (size_t)n_docs * sizeof *s->acc);
 }
 
+/* Swaps query terms a and b (their cursors and term ids) in the searcher's order. */
+static void swap_terms(splade_searcher *s, int a, int b)
+{
+    if (a == b)
+        return;
+    cursor c = s->cursors[a];
+    int32_t t = s->terms[a];
+    s->cursors[a] = s->cursors[b];
+    s->terms[a] = s->terms[b];
+    s->cursors[b] = c;
+    s->terms[b] = t;
+}
+
 /* The candidates are picked without the terms whose lists hold more than COMMON_SHARE of the segment's
  * documents: such a term adds about the same to every candidate, so it ranks them little, and it
  * costs the most postings (the rescoring adds it back exactly). On the realistic 100 k, with 12
@@ -277,14 +290,7 @@ static int drop_common(splade_searcher *s, int n)
     m = 0;
     for (int i = 0; i < n; i++)
         if (s->cursors[i].n_postings <= most) {
-            if (m != i) {
-                cursor c = s->cursors[m];
-                int32_t t = s->terms[m];
-                s->cursors[m] = s->cursors[i];
-                s->terms[m] = s->terms[i];
-                s->cursors[i] = c;
-                s->terms[i] = t;
-            }
+            swap_terms(s, m, i);
             m++;
         }
     return m;
@@ -415,12 +421,7 @@ static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
         if (s->cursors[i].qw && splade_impact_list_of(o, s->terms[i], &l)) {
             r->copies[n++] = (struct copied){l, s->cursors[i].qw, 0};
         } else { /* to the front, for one splade_taat_add_lists */
-            cursor c = s->cursors[whole];
-            int32_t t = s->terms[whole];
-            s->cursors[whole] = s->cursors[i];
-            s->terms[whole] = s->terms[i];
-            s->cursors[i] = c;
-            s->terms[i] = t;
+            swap_terms(s, whole, i);
             whole++;
         }
     }
