@@ -149,6 +149,24 @@ static void random_query(splade_index *ix, int coarse, splade_qvec *q, uint8_t *
                 qimp[toks[i]] = q->impacts[j];
 }
 
+/* The ng hits of a search (`how`: the method) against the brute force's nw: same count, and rank by
+ * rank the same score and document id. */
+static void check_hits(splade_index *ix, const char *what, int qi, const char *how, int k, const splade_hit *got,
+                       int ng, const ranked *want, int nw)
+{
+    if (ng != nw)
+        fail_msg("%s query %d %s k=%d: %d hits, brute force %d", what, qi, how, k, ng, nw);
+    for (int i = 0; i < nw; i++) {
+        size_t len;
+        const char *id = splade_index_doc_id(ix, got[i].doc, &len);
+        char want_id[24];
+        vdoc_id(want[i].pos, want_id, sizeof want_id);
+        if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
+            fail_msg("%s query %d %s k=%d rank %d: %.*s (%u), brute force %s (%u)", what, qi, how, k, i, (int)len, id,
+                     got[i].score, want_id, want[i].score);
+    }
+}
+
 static void check_index(splade_index *ix, const vdoc *docs, int n, int coarse, const char *what)
 {
     float max = splade_scale_max(splade_index_get_info(ix)->doc_scale);
@@ -165,18 +183,10 @@ static void check_index(splade_index *ix, const vdoc *docs, int n, int coarse, c
             int k = ks[ki], nw = brute_force(docs, n, qimp, max, k, want);
             for (int algo = 0; algo < 5; algo++) {
                 int ng = -1;
+                char how[16];
+                snprintf(how, sizeof how, "algo %d", algo);
                 assert_int_equal(splade_search(s, &q, k, (splade_algo)algo, got, &ng), 0);
-                if (ng != nw)
-                    fail_msg("%s query %d algo %d k=%d: %d hits, brute force %d", what, qi, algo, k, ng, nw);
-                for (int i = 0; i < nw; i++) {
-                    size_t len;
-                    const char *id = splade_index_doc_id(ix, got[i].doc, &len);
-                    char want_id[24];
-                    vdoc_id(want[i].pos, want_id, sizeof want_id);
-                    if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
-                        fail_msg("%s query %d algo %d k=%d rank %d: %.*s (%u), brute force %s (%u)", what, qi, algo, k,
-                                 i, (int)len, id, got[i].score, want_id, want[i].score);
-                }
+                check_hits(ix, what, qi, how, k, got, ng, want, nw);
             }
             /* rescoring (approximate) with a cut keeping every term: candidates by the full score,
              * rescored from each segment's forward index: the exact answer, deletions and ties included */
@@ -185,17 +195,7 @@ static void check_index(splade_index *ix, const vdoc *docs, int n, int coarse, c
             assert_int_equal(splade_searcher_set_opts(s, &all), 0);
             assert_int_equal(splade_search(s, &q, k, SPLADE_ALGO_AUTO, got, &ng), 0);
             assert_int_equal(splade_searcher_set_opts(s, NULL), 0);
-            if (ng != nw)
-                fail_msg("%s query %d rescore k=%d: %d hits, brute force %d", what, qi, k, ng, nw);
-            for (int i = 0; i < nw; i++) {
-                size_t len;
-                const char *id = splade_index_doc_id(ix, got[i].doc, &len);
-                char want_id[24];
-                vdoc_id(want[i].pos, want_id, sizeof want_id);
-                if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
-                    fail_msg("%s query %d rescore k=%d rank %d: %.*s (%u), brute force %s (%u)", what, qi, k, i,
-                             (int)len, id, got[i].score, want_id, want[i].score);
-            }
+            check_hits(ix, what, qi, "rescore", k, got, ng, want, nw);
         }
         splade_qvec_free(&q);
     }
@@ -260,16 +260,10 @@ static void check_top10(splade_searcher *s, splade_index *ix, const splade_qvec 
     splade_hit got[10];
     int ng = -1;
     assert_int_equal(splade_search(s, q, 10, algo, got, &ng), 0);
-    assert_int_equal(ng, nw);
-    for (int i = 0; i < nw; i++) {
-        size_t len;
-        const char *id = splade_index_doc_id(ix, got[i].doc, &len);
-        char want_id[24];
-        vdoc_id(want[i].pos, want_id, sizeof want_id);
-        if (got[i].score != want[i].score || len != strlen(want_id) || memcmp(id, want_id, len))
-            fail_msg("seed %llu query %d algo %d rank %d: %.*s (%u), brute force %s (%u)", (unsigned long long)seed, qi,
-                     (int)algo, i, (int)len, id, got[i].score, want_id, want[i].score);
-    }
+    char what[32], how[16];
+    snprintf(what, sizeof what, "seed %llu", (unsigned long long)seed);
+    snprintf(how, sizeof how, "algo %d", (int)algo);
+    check_hits(ix, what, qi, how, 10, got, ng, want, nw);
 }
 
 /* Topical collections in runs of one topic, kept in that order (the reordering's clusters mix these
