@@ -1022,7 +1022,7 @@ static void *warm_up(void *arg)
     return NULL;
 }
 
-/* One text per forward (batch_size 1) up to 512 tokens runs the GPU encoder's own GEMMs
+/* One text per forward (batch_size 1) up to SPLADE_GPU_SMALL_SINGLE tokens runs the GPU's own GEMMs
  * (gpu_gemm_small.cu), so cuBLASLt is never loaded: warming it would add its load, its set-up and
  * its share of the teardown (~0.2 s) to a start-up it does not serve. SPLADE_GPU_WARM=0: never. */
 static int warm_blas_pays(const splade_encoder_opts *opts)
@@ -1030,7 +1030,8 @@ static int warm_blas_pays(const splade_encoder_opts *opts)
     const splade_settings *s = splade_settings_get();
     if (!s->gpu_warm)
         return 0;
-    const int single = opts->batch_size == 1 && opts->max_length <= 512; /* 0: the model's (BERT: 512) */
+    /* max_length 0: the model's (BERT's: 512) */
+    const int single = opts->batch_size == 1 && opts->max_length <= SPLADE_GPU_SMALL_SINGLE;
     return !(single && s->gpu_small_gemm > 0);
 }
 

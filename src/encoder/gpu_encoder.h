@@ -16,6 +16,10 @@
 #include "splade/model.h"
 #include "splade/sparse.h"
 
+/* A single sequence of at most this many tokens runs the GPU encoder's own GEMMs, never cuBLASLt
+ * (gpu_gemm_small.cu); the warm-up (encoder.c) leaves cuBLASLt alone for such encoders. */
+#define SPLADE_GPU_SMALL_SINGLE 512
+
 #ifdef __cplusplus
 extern "C" {
 #endif

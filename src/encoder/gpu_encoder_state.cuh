@@ -37,7 +37,6 @@ constexpr size_t kAlign = 256;  // cuBLASLt's heuristics assume 256-byte aligned
 constexpr size_t kLtWorkspace = 32u << 20;
 constexpr int kPlanCache = 24;
 constexpr int kProfEvents = 4096;
-constexpr int kSmallSingle = 512;  // a single sequence up to this long takes gpu_gemm_small.cu's GEMMs
 
 inline size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 

@@ -5,7 +5,7 @@
  * on an H200 (bench/results/startup-floor-2026-11-26.md). A batch of a few tokens needs none of
  * cuBLASLt's speed: its GEMMs stream each weight once, which this plain tensor-core kernel does in
  * microseconds. So a batch of at most SPLADE_GPU_SMALL_GEMM tokens (default 64), or a single
- * sequence of at most kSmallSingle tokens, runs here, and an encoder that only ever sees such
+ * sequence of at most SPLADE_GPU_SMALL_SINGLE tokens, runs here, and an encoder that only ever sees such
  * batches never loads cuBLASLt (gpu_gemm.cu creates its handle on the first large batch; the
  * library is dlopen'ed then: src/gpu/cublas_lazy.c).
  *
@@ -93,7 +93,7 @@ bool gemm_small_fits(const splade_gpu_encoder *g, int T, int B)
 {
     if (g->fp32 || g->small_T <= 0 || g->H % 8 || g->I % 8)  // 16-byte rows for load_tile
         return false;
-    return T <= g->small_T || (B == 1 && T <= kSmallSingle);
+    return T <= g->small_T || (B == 1 && T <= SPLADE_GPU_SMALL_SINGLE);
 }
 
 int gemm_small(splade_gpu_encoder *g, const void *X, const void *W, const void *bias, void *Y, int T, int N, int K,
