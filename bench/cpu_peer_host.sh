@@ -8,7 +8,8 @@
 #   tmp/cpu_shared/     data/bert-base-uncased/{vocab.txt,tokenizer_config.json}, data/scifact/{corpus,queries}.jsonl
 #   .gpu/lm-sysroot.tar.gz   the -dev packages the image lacks (bench/gpu.sh)
 # run(timeout_s=300, command="sh -c 'mkdir -p /tmp/w && tar xf tmp/cpu.tar -C /tmp/w && sh /tmp/w/bench/cpu_peer_host.sh'")
-# Writes $OUT/cpu_peer_host.txt. Knobs: PEER_ARGS (default: bert-base shape, 1 and 2 threads), SKIP_X9.
+# Writes $OUT/cpu_peer_host.txt. Knobs: PEER_ARGS (default: bert-base shape, 1 and 2 threads), SKIP_X9,
+# LAB_ARGS (run bench_gemm_query with these on core LAB_CORE, default 8), SKIP_PEER.
 set -u
 SRC=$(pwd)
 OUT=${OUT:-/tmp/out}
@@ -28,11 +29,19 @@ export LD_LIBRARY_PATH="$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PA
 mkdir -p build-nc && touch build-nc/.deps-ok
 mk() { make NO_CUDA=1 BUILD=build-nc CC="gcc -isystem $SR/usr/include -isystem $SR/usr/include/x86_64-linux-gnu/openblas-pthread" \
     LDFLAGS="-pthread -L$L -L$L/openblas-pthread -Wl,-rpath,$L:$L/openblas-pthread" "$@"; }
-mk -j16 all build-nc/bench/bench_encode_ids build-nc/bench/bench_cpu_peak build-nc/bench/bench_gemm_bf16x9 >"$OUT/build.log" 2>&1 || { say "BUILD FAILED"; tail -20 "$OUT/build.log" | tee -a "$LOG"; exit 1; }
+mk -j16 all build-nc/bench/bench_encode_ids build-nc/bench/bench_cpu_peak build-nc/bench/bench_gemm_bf16x9 build-nc/bench/bench_gemm_query >"$OUT/build.log" 2>&1 || { say "BUILD FAILED"; tail -20 "$OUT/build.log" | tee -a "$LOG"; exit 1; }
 say "built"
 # does emulating fp32 GEMMs with bf16 products on AMX pay on this processor? (bench_gemm_bf16x9.c;
 # SKIP_X9=1 leaves it out)
 [ "${SKIP_X9:-0}" = 1 ] || for t in 1 2; do taskset -c 0-$((t - 1)) build-nc/bench/bench_gemm_bf16x9 --threads $t >>"$LOG" 2>&1; done
+# the fp32 small-row GEMM lab (bench_gemm_query.c), one pinned core: LAB_ARGS="--reps 5" runs it
+if [ -n "${LAB_ARGS:-}" ]; then
+    taskset -c ${LAB_CORE:-8} build-nc/bench/bench_cpu_peak >>"$LOG" 2>&1
+    # shellcheck disable=SC2086
+    taskset -c ${LAB_CORE:-8} build-nc/bench/bench_gemm_query $LAB_ARGS >>"$LOG" 2>&1
+    say "lab done"
+fi
+[ "${SKIP_PEER:-0}" = 1 ] && exit 0
 python3 -c "import onnx" 2>/dev/null || pip install --no-index --no-deps "$SRC"/tmp/cpu_whl/*.whl >>"$LOG" 2>&1
 python3 -c "import onnx, onnxruntime, safetensors; print('onnx', onnx.__version__, 'ort', onnxruntime.__version__)" >>"$LOG" 2>&1
 python3 tools/make_random_model.py --out cache/rand-bert-base --layers 12 --hidden 768 --heads 12 --intermediate 3072 \
