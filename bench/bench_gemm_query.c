@@ -17,8 +17,19 @@
  *                W rows, one reduction per output (no padded row lanes, no broadcasts)
  *   9 packed-hw  7 without software prefetch (the hardware streamer alone)
  *  10 packed-l2  7 with the prefetch 4 KB ahead into L2 (T1)
+ *  11 bcast-a    W copied into panels [N/64][K][64]; tiles of <= 6 A rows broadcast against a
+ *                panel's 4 vectors a k (the BLAS micro-kernel: no padded lanes, same bits as 0)
+ *  12 bcast-a-kc 11 with k in blocks of 128 (the panel's slice stays in L1 across the tiles), the
+ *                next block prefetched into L2 (T1) while the tiles run
+ *  13 bcast-a-kc64  blocks of 64, the next one prefetched into L1 (T0)
+ *  14 bcast-12x2 12 with panels of 32 columns and tiles of <= 12 rows x 2 vectors
  *
- *   bench_gemm_query [--reps R] [--rows M,M,...] [--only V]
+ *   bench_gemm_query [--reps R] [--rows M,M,...] [--only V] [--file-weights PATH [--w-offset B]]
+ *
+ * --file-weights: the weights are written to PATH (B bytes, default 0, after its start: a
+ * safetensors header puts F32 data 8 + header bytes in, often off a cache line) and read from a
+ * read-only MAP_PRIVATE mapping of it, as the encoder reads an F32 checkpoint's (page-cache
+ * pages, not the process's own anonymous memory). The packed copies stay anonymous.
  *
  * Each variant is checked first against a double-precision product (|c - ref| <= 1e-6 + 1e-5 *
  * sum |a w|) on one matrix of each shape. Prints per variant and M: CPU ms for the 72 GEMMs
@@ -28,6 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "encoder/gemm_cpu.h"
 
@@ -36,11 +50,11 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 
-enum { MB = 32, LAYERS = 12, MATS = 6, NMAT = LAYERS * MATS, MAX_REPS = 31, VARIANTS = 11 };
+enum { MB = 32, LAYERS = 12, MATS = 6, NMAT = LAYERS * MATS, MAX_REPS = 31, VARIANTS = 15 };
 static const int32_t MAT_N[MATS] = {768, 768, 768, 768, 3072, 768};
 static const int32_t MAT_K[MATS] = {768, 768, 768, 768, 768, 3072};
 static const char *const NAMES[VARIANTS] = {"lib", "pf-group", "pf-none", "pf-ahead",
-                                            "pf-l2", "lanes16", "packed", "packed16", "kvec", "packed-hw", "packed-l2"};
+                                            "pf-l2", "lanes16", "packed", "packed16", "kvec", "packed-hw", "packed-l2", "bcast-a", "bcast-a-kc", "bcast-a-kc64", "bcast-12x2"};
 
 static double cpu_ms(void)
 {
@@ -225,6 +239,169 @@ static void kvec_gemm(const float *A, int32_t M, int32_t K, const float *W, int3
         }
 }
 
+/* Variants 11 and 12 (bcast-a): the BLAS micro-kernel shape. W copied once into panels
+ * [N/64][K][64] (a k row of a panel is 64 contiguous floats: 4 vectors); a tile of r <= 6 A rows
+ * broadcasts A[i][k] against them: 4r accumulators, each output summed over k in order (the same
+ * sequence of FMAs per output as rows8, hence the same bits). No padded lanes: M rows go in tiles
+ * of <= 6, sized evenly. 12 blocks k by KC so that the panel's slice stays in L1 while the tiles
+ * re-read it, carrying the accumulators through a C tile. */
+enum { PANEL = 64 };
+static int KC = 128, lab_ahead = 1; /* $LAB_KC, $LAB_AHEAD (blocks ahead) while tuning */
+
+static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,fma"))) void
+bcast_tile(const float *A, int32_t lda, const int r, const float *P, int32_t k0, int32_t k1, float *ct, int load,
+           const char *pf, int lpi, int hint)
+{
+    __m512 acc[6][4];
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = i < r && load ? _mm512_load_ps(ct + i * PANEL + j * 16) : _mm512_setzero_ps();
+    for (int32_t k = k0; k < k1; k++) {
+        __m512 w[4];
+        if (pf)
+            for (int l = 0; l < lpi; l++) {
+                const char *q = pf + ((size_t)(k - k0) * lpi + l) * 64;
+                if (hint)
+                    _mm_prefetch(q, _MM_HINT_T1);
+                else
+                    _mm_prefetch(q, _MM_HINT_T0);
+            }
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            w[j] = _mm512_load_ps(P + (size_t)k * PANEL + j * 16);
+#pragma GCC unroll 6
+        for (int i = 0; i < 6; i++) {
+            if (i >= r)
+                break;
+            __m512 a = _mm512_set1_ps(A[(size_t)i * lda + k]);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++)
+                acc[i][j] = _mm512_fmadd_ps(a, w[j], acc[i][j]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; i++)
+        if (i < r)
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++)
+                _mm512_store_ps(ct + i * PANEL + j * 16, acc[i][j]);
+}
+
+#define BCAST_R(R)                                                                                 \
+    __attribute__((target("avx512f,avx512bw,avx512vl,fma"))) static void bcast_r##R(                \
+        const float *A, int32_t lda, const float *P, int32_t k0, int32_t k1, float *ct, int load,   \
+        const char *pf, int lpi, int hint)                                                         \
+    {                                                                                              \
+        bcast_tile(A, lda, R, P, k0, k1, ct, load, pf, lpi, hint);                                 \
+    }
+BCAST_R(1) BCAST_R(2) BCAST_R(3) BCAST_R(4) BCAST_R(5) BCAST_R(6)
+typedef void (*bcast_fn)(const float *, int32_t, const float *, int32_t, int32_t, float *, int, const char *, int,
+                         int);
+static const bcast_fn BCAST[7] = {NULL, bcast_r1, bcast_r2, bcast_r3, bcast_r4, bcast_r5, bcast_r6};
+
+/* C[0..M)[0..N) = A W^T from the panels Wp (N % 64 == 0); ct: 32 x 64 floats, 64-byte aligned. */
+/* pf_hint: -1 no prefetch; 0 (T0) / 1 (T1): while the tiles run a k block, the next block's
+ * lines (the next panel's first after the last) are prefetched, spread over the tiles. */
+static void bcast_gemm(const float *A, int32_t M, int32_t K, const float *Wp, int32_t N, float *C, int32_t ldc,
+                       float *ct, int32_t kc, int pf_hint)
+{
+    const int32_t tiles = (M + 5) / 6;
+    const float *end = Wp + (size_t)N * K;
+    for (int32_t p = 0; p < N / PANEL; p++) {
+        const float *P = Wp + (size_t)p * K * PANEL;
+        for (int32_t k0 = 0; k0 < K; k0 += kc) {
+            const int32_t k1 = K - k0 < kc ? K : k0 + kc;
+            const float *next = P + (size_t)(k1 + (size_t)(lab_ahead - 1) * kc) * PANEL; /* contiguous */
+            const int lpi = (4 + tiles - 1) / tiles; /* 4 lines a k in all */
+            for (int32_t t = 0, m0 = 0; t < tiles; t++) {
+                int32_t r = (M - m0) / (tiles - t) + ((M - m0) % (tiles - t) != 0);
+                const char *pf = (const char *)next + (size_t)t * (k1 - k0) * lpi * 64;
+                if (pf_hint < 0 || pf + (size_t)(k1 - k0) * lpi * 64 > (const char *)end || t * lpi >= 4)
+                    pf = NULL;
+                BCAST[r](A + (size_t)m0 * K, K, P, k0, k1, ct + (size_t)m0 * PANEL, k0 > 0, pf, lpi, pf_hint);
+                m0 += r;
+            }
+        }
+        for (int32_t i = 0; i < M; i++)
+            memcpy(C + (size_t)i * ldc + (size_t)p * PANEL, ct + (size_t)i * PANEL, PANEL * sizeof(float));
+    }
+}
+
+/* Variant 14 (bcast-12x2): the same with panels of 32 columns [N/32][K][32] and tiles of <= 12
+ * rows x 2 vectors (fewer tiles re-read each panel: 3 for 25 rows instead of 5). */
+enum { PANEL2 = 32 };
+
+static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,fma"))) void
+b12_tile(const float *A, int32_t lda, const int r, const float *P, int32_t k0, int32_t k1, float *ct, int load,
+         const char *pf, int lpi)
+{
+    __m512 acc[12][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; i++)
+#pragma GCC unroll 2
+        for (int j = 0; j < 2; j++)
+            acc[i][j] = i < r && load ? _mm512_load_ps(ct + i * PANEL2 + j * 16) : _mm512_setzero_ps();
+    for (int32_t k = k0; k < k1; k++) {
+        if (pf)
+            for (int l = 0; l < lpi; l++)
+                _mm_prefetch(pf + ((size_t)(k - k0) * lpi + l) * 64, _MM_HINT_T1);
+        __m512 w0 = _mm512_load_ps(P + (size_t)k * PANEL2), w1 = _mm512_load_ps(P + (size_t)k * PANEL2 + 16);
+#pragma GCC unroll 12
+        for (int i = 0; i < 12; i++) {
+            if (i >= r)
+                break;
+            __m512 a = _mm512_set1_ps(A[(size_t)i * lda + k]);
+            acc[i][0] = _mm512_fmadd_ps(a, w0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(a, w1, acc[i][1]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; i++)
+        if (i < r) {
+            _mm512_store_ps(ct + i * PANEL2, acc[i][0]);
+            _mm512_store_ps(ct + i * PANEL2 + 16, acc[i][1]);
+        }
+}
+
+#define B12_R(R)                                                                                   \
+    __attribute__((target("avx512f,avx512bw,avx512vl,fma"))) static void b12_r##R(                  \
+        const float *A, int32_t lda, const float *P, int32_t k0, int32_t k1, float *ct, int load,   \
+        const char *pf, int lpi)                                                                   \
+    {                                                                                              \
+        b12_tile(A, lda, R, P, k0, k1, ct, load, pf, lpi);                                         \
+    }
+B12_R(1) B12_R(2) B12_R(3) B12_R(4) B12_R(5) B12_R(6) B12_R(7) B12_R(8) B12_R(9) B12_R(10) B12_R(11) B12_R(12)
+typedef void (*b12_fn)(const float *, int32_t, const float *, int32_t, int32_t, float *, int, const char *, int);
+static const b12_fn B12[13] = {NULL, b12_r1, b12_r2, b12_r3, b12_r4, b12_r5, b12_r6,
+                               b12_r7, b12_r8, b12_r9, b12_r10, b12_r11, b12_r12};
+
+static void b12_gemm(const float *A, int32_t M, int32_t K, const float *Wp, int32_t N, float *C, int32_t ldc,
+                     float *ct, int32_t kc)
+{
+    const int32_t tiles = (M + 11) / 12;
+    const float *end = Wp + (size_t)N * K;
+    for (int32_t p = 0; p < N / PANEL2; p++) {
+        const float *P = Wp + (size_t)p * K * PANEL2;
+        for (int32_t k0 = 0; k0 < K; k0 += kc) {
+            const int32_t k1 = K - k0 < kc ? K : k0 + kc;
+            const float *next = P + (size_t)k1 * PANEL2;
+            const int lpi = (2 + tiles - 1) / tiles; /* 2 lines a k in all */
+            for (int32_t t = 0, m0 = 0; t < tiles; t++) {
+                int32_t r = (M - m0) / (tiles - t) + ((M - m0) % (tiles - t) != 0);
+                const char *pf = (const char *)next + (size_t)t * (k1 - k0) * lpi * 64;
+                if (pf + (size_t)(k1 - k0) * lpi * 64 > (const char *)end || t * lpi >= 2)
+                    pf = NULL;
+                B12[r](A + (size_t)m0 * K, K, P, k0, k1, ct + (size_t)m0 * PANEL2, k0 > 0, pf, lpi);
+                m0 += r;
+            }
+        }
+        for (int32_t i = 0; i < M; i++)
+            memcpy(C + (size_t)i * ldc + (size_t)p * PANEL2, ct + (size_t)i * PANEL2, PANEL2 * sizeof(float));
+    }
+}
+
 typedef void (*kernel_fn)(const float *, int32_t, const float *, int32_t, int32_t, float *, int32_t, float *);
 
 static kernel_fn pick_kernel(int v, int32_t M)
@@ -252,7 +429,7 @@ static void transpose_a(const float *A, int32_t M, int32_t K, float *At)
 }
 
 typedef struct {
-    float *W[NMAT], *Wp[NMAT], *A[2], *At, *C, *tile, *zero_bias, *scratch;
+    float *W[NMAT], *Wp[NMAT], *Wp64[NMAT], *Wp32[NMAT], *A[2], *At, *C, *tile, *zero_bias, *scratch, *ct;
 } lab;
 
 static int32_t mat_n(int m) { return MAT_N[m % MATS]; }
@@ -270,6 +447,14 @@ static void run_variant(lab *L, int v, int32_t M)
         }
         if (v == 8) {
             kvec_gemm(A, M, K, L->W[m], 0, N, L->C, N);
+            continue;
+        }
+        if (v == 14) {
+            b12_gemm(A, M, K, L->Wp32[m], N, L->C, N, L->ct, KC);
+            continue;
+        }
+        if (v >= 11) {
+            bcast_gemm(A, M, K, L->Wp64[m], N, L->C, N, L->ct, v == 11 ? K : v == 13 ? 64 : KC, v == 11 ? -1 : v == 12 ? 1 : 0);
             continue;
         }
         transpose_a(A, M, K, L->At);
@@ -291,6 +476,10 @@ static long check_variant(lab *L, int v, int m, int32_t M)
         splade_gemm_nt(SPLADE_GEMM_AVX512, A, M, K, L->W[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
     else if (v == 8)
         kvec_gemm(A, M, K, L->W[m], 0, N, L->C, N);
+    else if (v == 14)
+        b12_gemm(A, M, K, L->Wp32[m], N, L->C, N, L->ct, KC);
+    else if (v >= 11)
+        bcast_gemm(A, M, K, L->Wp64[m], N, L->C, N, L->ct, v == 11 ? K : v == 13 ? 64 : KC, v == 11 ? -1 : v == 12 ? 1 : 0);
     else {
         transpose_a(A, M, K, L->At);
         kernel_fn f = pick_kernel(v, M);
@@ -312,6 +501,37 @@ static long check_variant(lab *L, int v, int m, int32_t M)
     return bad;
 }
 
+/* Moves the weights into a file mapping (see --file-weights). */
+static void weights_to_file(lab *L, const char *path, size_t offset)
+{
+    size_t total = offset;
+    for (int m = 0; m < NMAT; m++)
+        total += (size_t)mat_n(m) * mat_k(m) * sizeof(float);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    for (size_t i = 0; i < offset; i++)
+        fputc(0, f);
+    for (int m = 0; m < NMAT; m++)
+        fwrite(L->W[m], sizeof(float), (size_t)mat_n(m) * mat_k(m), f);
+    fclose(f);
+    int fd = open(path, O_RDONLY);
+    const char *map = fd < 0 ? MAP_FAILED : mmap(NULL, total, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        perror(path);
+        exit(1);
+    }
+    close(fd);
+    size_t at = offset;
+    for (int m = 0; m < NMAT; m++) {
+        free(L->W[m]);
+        L->W[m] = (float *)(map + at);
+        at += (size_t)mat_n(m) * mat_k(m) * sizeof(float);
+    }
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -331,6 +551,16 @@ static lab make_lab(void)
             for (int32_t k = 0; k < K; k++)
                 for (int j = 0; j < 8; j++)
                     L.Wp[m][(size_t)g * K + (size_t)k * 8 + j] = L.W[m][(size_t)(g + j) * K + k];
+        L.Wp32[m] = xaligned((size_t)N * K * sizeof(float));
+        for (int32_t p = 0; p < N; p += PANEL2)
+            for (int32_t k = 0; k < K; k++)
+                for (int c = 0; c < PANEL2; c++)
+                    L.Wp32[m][(size_t)p * K + (size_t)k * PANEL2 + c] = L.W[m][(size_t)(p + c) * K + k];
+        L.Wp64[m] = xaligned((size_t)N * K * sizeof(float));
+        for (int32_t p = 0; p < N; p += PANEL)
+            for (int32_t k = 0; k < K; k++)
+                for (int c = 0; c < PANEL; c++)
+                    L.Wp64[m][(size_t)p * K + (size_t)k * PANEL + c] = L.W[m][(size_t)(p + c) * K + k];
     }
     for (int a = 0; a < 2; a++) {
         const int32_t K = a ? 3072 : 768;
@@ -341,6 +571,7 @@ static lab make_lab(void)
     L.C = xaligned((size_t)MB * 3072 * sizeof(float));
     L.tile = xaligned((size_t)8 * MB * sizeof(float));
     L.zero_bias = calloc(3072, sizeof(float));
+    L.ct = xaligned((size_t)MB * PANEL * sizeof(float));
     L.scratch = xaligned(splade_gemm_scratch_floats(3072) * sizeof(float));
     return L;
 }
@@ -348,17 +579,24 @@ static lab make_lab(void)
 int main(int argc, char **argv)
 {
     int reps = 7, only = -1, n_rows = 0;
+    const char *wfile = NULL;
+    size_t w_offset = 0;
     int32_t rows[16];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--file-weights") && i + 1 < argc)
+            wfile = argv[++i];
+        else if (!strcmp(argv[i], "--w-offset") && i + 1 < argc)
+            w_offset = (size_t)atol(argv[++i]) / 4 * 4;
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             for (char *s = strtok(argv[++i], ","); s && n_rows < 16; s = strtok(NULL, ","))
                 rows[n_rows++] = atoi(s);
         else {
-            fprintf(stderr, "usage: bench_gemm_query [--reps R] [--rows M,M,...] [--only V]\n");
+            fprintf(stderr, "usage: bench_gemm_query [--reps R] [--rows M,M,...] [--only V] [--file-weights PATH "
+                            "[--w-offset B]]\n");
             return 2;
         }
     }
@@ -373,7 +611,13 @@ int main(int argc, char **argv)
         printf("bench_gemm_query: no AVX-512 on this CPU: nothing to measure\n");
         return 0;
     }
+    if (getenv("LAB_KC"))
+        KC = atoi(getenv("LAB_KC"));
+    if (getenv("LAB_AHEAD"))
+        lab_ahead = atoi(getenv("LAB_AHEAD"));
     lab L = make_lab();
+    if (wfile)
+        weights_to_file(&L, wfile, w_offset);
     double flop_per_row = 0, bytes = 0;
     for (int m = 0; m < NMAT; m++) {
         flop_per_row += 2.0 * mat_n(m) * mat_k(m);
@@ -397,9 +641,9 @@ int main(int argc, char **argv)
             }
             qsort(t, (size_t)reps, sizeof *t, cmp_double);
             double med = t[reps / 2];
-            printf("{\"variant\": %d, \"name\": \"%s\", \"rows\": %d, \"ms\": %.2f, \"min_ms\": %.2f, "
+            printf("{\"variant\": %d, \"name\": \"%s\", \"weights\": \"%s+%zu\", \"rows\": %d, \"ms\": %.2f, \"min_ms\": %.2f, "
                    "\"gflops\": %.1f, \"weight_gbs\": %.2f, \"check_bad\": %ld}\n",
-                   v, NAMES[v], M, med, t[0], flop_per_row * M / med / 1e6, bytes / med / 1e6, bad);
+                   v, NAMES[v], wfile ? "file" : "anon", w_offset, M, med, t[0], flop_per_row * M / med / 1e6, bytes / med / 1e6, bad);
             fflush(stdout);
             failed |= bad != 0;
         }
