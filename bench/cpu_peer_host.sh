@@ -9,7 +9,7 @@
 #   .gpu/lm-sysroot.tar.gz   the -dev packages the image lacks (bench/gpu.sh)
 # run(timeout_s=300, command="sh -c 'mkdir -p /tmp/w && tar xf tmp/cpu.tar -C /tmp/w && sh /tmp/w/bench/cpu_peer_host.sh'")
 # Writes $OUT/cpu_peer_host.txt. Knobs: PEER_ARGS (default: bert-base shape, 1 and 2 threads), SKIP_X9,
-# LAB_ARGS (run bench_gemm_query with these on core LAB_CORE, default 8), SKIP_PEER.
+# LAB_ARGS (run bench_gemm_query with these on core LAB_CORE, default 8), SKIP_PEER, BASE_TAR.
 set -u
 SRC=$(pwd)
 OUT=${OUT:-/tmp/out}
@@ -46,7 +46,17 @@ python3 -c "import onnx" 2>/dev/null || pip install --no-index --no-deps "$SRC"/
 python3 -c "import onnx, onnxruntime, safetensors; print('onnx', onnx.__version__, 'ort', onnxruntime.__version__)" >>"$LOG" 2>&1
 python3 tools/make_random_model.py --out cache/rand-bert-base --layers 12 --hidden 768 --heads 12 --intermediate 3072 \
     --numpy --vocab-bias=-2.85 --shared "$SRC/tmp/cpu_shared" --quiet || { say "model FAILED"; exit 1; }
+sync; sleep 3 # the model's 440 MB of dirty pages written back before anything is timed
 say "model written"
+# BASE_TAR (a git archive of another commit, carried): its bench_encode_ids timed in the same
+# rotation (cpu_peer.py --baseline), for before/after ratios on the same host
+BASELINE=""
+if [ -n "${BASE_TAR:-}" ]; then
+    mkdir -p /tmp/wb && tar xf "$SRC/$BASE_TAR" -C /tmp/wb && mkdir -p /tmp/wb/build-nc && touch /tmp/wb/build-nc/.deps-ok
+    (cd /tmp/wb && mk -j16 build-nc/bench/bench_encode_ids build-nc/bench/bench_cpu_peak >"$OUT/build-base.log" 2>&1) || { say "BASE BUILD FAILED"; exit 1; }
+    BASELINE="--baseline /tmp/wb/build-nc/bench"
+    say "base built"
+fi
 # shellcheck disable=SC2086
-python3 bench/cpu_peer.py --shared "$SRC/tmp/cpu_shared" --models cache/rand-bert-base ${PEER_ARGS:---reps 1 --queries 20 --docs 4 --precision fp32 bf16 int8} >>"$LOG" 2>&1
+python3 bench/cpu_peer.py --shared "$SRC/tmp/cpu_shared" --models cache/rand-bert-base $BASELINE ${PEER_ARGS:---reps 1 --queries 20 --docs 4 --precision fp32 bf16 int8} >>"$LOG" 2>&1
 say "done (rc $?)"

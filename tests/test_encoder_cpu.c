@@ -22,6 +22,9 @@
 #include "splade/model.h"
 #include "golden_vectors.h"
 #include "gpu_random_model.h"
+#include "encoder/forward_cpu.h"
+#include "encoder/forward_cpu_packed.h"
+#include "encoder/gemm_cpu.h"
 
 #define TOL 1e-4
 
@@ -364,6 +367,64 @@ static void test_threads_identical(void **state)
     rm_free(&m);
 }
 
+/* The fp32 forward from the packed weights (forward_cpu_packed.h) gives the same bits as from the
+ * weights in place: few-row forwards of 1 to 64 tokens (every tile height, an FFN width with a
+ * panel tail), one over 64 (the packed copy unused), 1 and 2 threads. Then the encoder's own copy,
+ * made after PACK_AFTER_TOKENS tokens of queries one at a time: the same vectors as fresh
+ * encoders that never make it. */
+static void test_packed_same_bits(void **state)
+{
+    (void)state;
+    if (!splade_gemm_avx512_usable()) {
+        skip(); /* no AVX-512: the packed path is never taken */
+        return;
+    }
+    splade_model m;
+    memset(&m, 0, sizeof m);
+    m.cfg = rm_config(3001, 192, 2, 3, 712, 512, 0);
+    assert_int_equal(rm_build(&m, 7), 0);
+    splade_cpu_packed *pk;
+    assert_int_equal(splade_cpu_packed_create(&m, 2, &pk), SPLADE_OK);
+    static const int lens[] = {1, 7, 25, 64, 65, 30, 25};
+    enum { N = sizeof lens / sizeof *lens };
+    int32_t *ids, *off;
+    rm_make_batch(lens, N, m.cfg.vocab_size, 11, &ids, &off);
+    const size_t V = (size_t)m.cfg.vocab_size;
+    float *plain = malloc(2 * V * sizeof *plain), *packed = malloc(2 * V * sizeof *packed);
+    for (int b = 0; b < N; b++) {
+        const int B = b == N - 2 ? 2 : 1; /* the last two together: 55 tokens in one forward */
+        int32_t o[3] = {0, lens[b], B == 2 ? lens[b] + lens[b + 1] : 0};
+        for (int threads = 1; threads <= 2; threads++) {
+            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, NULL, ids + off[b], o, B, plain, threads), 0);
+            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, pk, ids + off[b], o, B, packed, threads), 0);
+            if (memcmp(plain, packed, (size_t)B * V * sizeof *plain))
+                fail_msg("%d tokens, %d threads: the packed weights give other bits", o[B], threads);
+        }
+        if (B == 2)
+            break;
+    }
+    splade_cpu_packed_free(pk);
+    free(plain), free(packed), free(ids), free(off);
+    /* the encoder's lazy copy: 14 queries of 25 tokens, one at a time (350 > 256 tokens) */
+    enum { Q = 14 };
+    int qlens[Q];
+    for (int i = 0; i < Q; i++)
+        qlens[i] = 25;
+    rm_make_batch(qlens, Q, m.cfg.vocab_size, 12, &ids, &off);
+    splade_sparse one[Q], fresh[Q];
+    encode_ids_with(&m, 1, 1, ids, off, Q, one);
+    for (int i = 0; i < Q; i++) {
+        int32_t o[2] = {0, 25};
+        encode_ids_with(&m, 1, 1, ids + off[i], o, 1, &fresh[i]);
+    }
+    if (!same_vectors(one, fresh, Q))
+        fail_msg("queries after the encoder packed its weights differ from a fresh encoder's");
+    for (int i = 0; i < Q; i++)
+        splade_sparse_free(&one[i]), splade_sparse_free(&fresh[i]);
+    free(ids), free(off);
+    rm_free(&m);
+}
+
 /* The CPU's memory cap (issue 9, item 11) runs a batch in parts that fit it: a cap of one byte
  * runs every sequence alone (the vectors of batches of one, bit for bit) and gives the same
  * vectors as no cap (same terms; the packed shapes differ, so weights may move by rounding). */
@@ -412,7 +473,7 @@ int main(void)
         cmocka_unit_test(test_tiny_ids),  cmocka_unit_test(test_tiny_text),    cmocka_unit_test(test_rand_ids),
         cmocka_unit_test(test_rand_text), cmocka_unit_test(test_rand_f16_ids), cmocka_unit_test(test_edge_texts),
         cmocka_unit_test(test_options),   cmocka_unit_test(test_devices),
-        cmocka_unit_test(test_batch_memory_cap), cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_batch_memory_cap), cmocka_unit_test(test_threads_identical), cmocka_unit_test(test_packed_same_bits),
         cmocka_unit_test(test_cpu_batch_bytes),
     };
     /* `make test`'s ThreadSanitizer run leaves out the slowest golden tests (a glob on the names):

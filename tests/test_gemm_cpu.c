@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "encoder/gemm_cpu.h"
+#include "encoder/gemm_packed_cpu.h"
 #include "encoder/rowops_cpu.h"
 
 static uint32_t rng = 2463534242u;
@@ -160,6 +161,56 @@ static void test_share_same_bits(void **state)
     free(scratch);
 }
 
+/* The packed copy (gemm_packed_cpu.h) gives the in-place kernel's bits for few rows: every tile
+ * height (M 1..64: tiles of 1 to 6 rows), K that is not a multiple of its 64-row blocks, panels
+ * with tails (N not a multiple of 64), the flags, 1 to 3 team members; many rows fall back to
+ * the plain path. With the in-place kernel checked against double precision above, the same bits
+ * mean the same accuracy; a mutated tile (a row or a k skipped) changes them. */
+static void test_packed_same_bits(void **state)
+{
+    (void)state;
+    if (!splade_gemm_avx512_usable()) {
+        skip(); /* the packed kernel needs AVX-512, like the in-place one */
+        return;
+    }
+    static const int32_t ms[] = {1, 2, 5, 6, 7, 13, 25, 32, 33, 64, 65}, ks[] = {1, 65, 200}, ns[] = {1, 63, 64, 200};
+    for (size_t a = 0; a < sizeof ks / sizeof *ks; a++) {
+        const int32_t K = ks[a];
+        float *scratch = aligned_alloc(64, splade_gemm_scratch_floats(K) * sizeof(float));
+        for (size_t j = 0; j < sizeof ns / sizeof *ns; j++) {
+            const int32_t N = ns[j];
+            float *W = rand_buf((size_t)N * K), *bias = rand_buf((size_t)N);
+            splade_gemm_packed P;
+            assert_int_equal(splade_gemm_packed_alloc(N, K, &P), 0);
+            splade_gemm_pack_cols(W, &P, 0, N > 64 ? 64 : N); /* in two calls, as a team packs */
+            if (N > 64)
+                splade_gemm_pack_cols(W, &P, 64, N);
+            for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+                for (int flags = 0; flags <= (SPLADE_GEMM_ACCUM | SPLADE_GEMM_GELU); flags++) {
+                    const int32_t M = ms[i];
+                    const size_t mn = (size_t)M * N;
+                    float *A = rand_buf((size_t)M * K), *C0 = rand_buf(mn);
+                    float *ref = malloc(mn * sizeof *ref), *got = malloc(mn * sizeof *got);
+                    memcpy(ref, C0, mn * sizeof *ref);
+                    share_all(1, A, M, K, W, bias, N, ref, flags, scratch);
+                    for (int n = 1; n <= 3; n++) {
+                        memcpy(got, C0, mn * sizeof *got);
+                        for (int tid = 0; tid < n; tid++)
+                            splade_gemm_nt_share_packed(A, M, K, W, &P, bias, N, got, flags, scratch, tid, n);
+                        for (size_t e = 0; e < mn; e++)
+                            if (memcmp(&got[e], &ref[e], sizeof *got))
+                                fail_msg("M=%d K=%d N=%d flags %d, %d members: element %zu is %.9g, in place %.9g",
+                                         (int)M, (int)K, (int)N, flags, n, e, got[e], ref[e]);
+                    }
+                    free(A), free(C0), free(ref), free(got);
+                }
+            splade_gemm_packed_free(&P);
+            free(W), free(bias);
+        }
+        free(scratch);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_generic),
         cmocka_unit_test(test_auto_and_empty),
         cmocka_unit_test(test_share_same_bits),
+        cmocka_unit_test(test_packed_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
 #include "encoder/forward_cpu_bf16.h"
 #include "encoder/forward_cpu_int8.h"
 #include "encoder/lmhead_screen_cpu.h"
+#include "encoder/forward_cpu_packed.h"
+#include "encoder/gemm_cpu.h"
 #include "encoder/model_internal.h"
 #include "common/settings.h"
 #include "splade.h"
@@ -22,6 +24,9 @@ typedef struct {
     splade_head_screen *screen; /* fp32: the head's bf16 screen where the CPU has bf16 (else NULL) */
     int64_t tokens;             /* forwarded so far: the screen is made once they pay for it */
     int screen_tried;
+    splade_cpu_packed *packed;  /* fp32: packed weights for few-row forwards (else NULL) */
+    int64_t small_tokens;       /* forwarded in few-row forwards so far: the same rule */
+    int packed_tried;
 } cpu_state;
 
 /* Tokens after which the fp32 head's screen is made. Making it (a bf16 copy of the decoder) costs
@@ -29,6 +34,12 @@ typedef struct {
  * token and ~0.06 per query token (bench/results/cpu-head-screen-2026-11-25.md): from a batch of
  * two documents, or after a few hundred query tokens, on. */
 enum { SCREEN_AFTER_TOKENS = 512 };
+
+/* Few-row tokens after which the packed copy (forward_cpu_packed.h) is made. It costs ~0.1-0.3 s
+ * and 340 MB for bert-base and saves ~5 ms of a 25-token query, ~11 ms of an 8-token one on one
+ * core (bench/results/cpu-query-packed-2026-11-26.md): a one-query `encode` or `query` never makes
+ * it, a process encoding queries one at a time does after ~10 of them. */
+enum { PACK_AFTER_TOKENS = 256 };
 
 static int cpu_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
 {
@@ -58,6 +69,20 @@ static void maybe_make_screen(cpu_state *s, int32_t tokens)
     if (s->precision != SPLADE_CPU_FP32 || c->pooling == SPLADE_POOL_SUM || splade_settings_get()->lmhead_cpu_full)
         return;
     if (splade_head_screen_create(s->m->decoder_w, s->m->decoder_b, c->vocab_size, c->hidden_size, &s->screen))
+        splade_clear_error();
+}
+
+/* The packed copy once PACK_AFTER_TOKENS tokens went through few-row fp32 forwards on a CPU with
+ * AVX-512. Tried once; without it (no memory) the in-place kernel runs, with the same results. */
+static void maybe_make_packed(cpu_state *s, int32_t tokens)
+{
+    if (s->packed_tried || s->precision != SPLADE_CPU_FP32 || tokens > SPLADE_GEMM_SMALL_M)
+        return;
+    s->small_tokens += tokens;
+    if (s->small_tokens < PACK_AFTER_TOKENS)
+        return;
+    s->packed_tried = 1;
+    if (splade_gemm_avx512_usable() && splade_cpu_packed_create(s->m, s->threads > 0 ? s->threads : 1, &s->packed))
         splade_clear_error();
 }
 
@@ -96,7 +121,9 @@ static int cpu_forward(void *state, const int32_t *ids, const int32_t *offsets, 
 {
     cpu_state *s = state;
     maybe_make_screen(s, offsets[B] - offsets[0]);
-    return splade_forward_cpu_lowp(s->m, s->bf, s->q8, s->screen, ids, offsets, B, out_dense, s->threads);
+    maybe_make_packed(s, offsets[B] - offsets[0]);
+    return splade_forward_cpu_lowp(s->m, s->bf, s->q8, s->screen, s->packed, ids, offsets, B, out_dense,
+                                   s->threads);
 }
 
 static void cpu_free(void *state)
@@ -106,6 +133,7 @@ static void cpu_free(void *state)
         splade_cpu_bf16_free(s->bf);
         splade_cpu_int8_free(s->q8);
         splade_head_screen_free(s->screen);
+        splade_cpu_packed_free(s->packed);
     }
     free(s);
 }

@@ -18,6 +18,7 @@
 #include "encoder/rowops_cpu.h"
 #include "encoder/forward_cpu_bf16.h"
 #include "encoder/forward_cpu_int8.h"
+#include "encoder/forward_cpu_packed.h"
 #include "encoder/lmhead_screen_cpu.h"
 
 #include <cblas.h>
@@ -47,6 +48,7 @@ typedef struct {
     const splade_cpu_int8 *q8; /* NULL: fp32 (or bf16) */
     int q8_fp32;               /* int8: SPLADE_Q8_* GEMMs kept in fp32 (settings.h, a bisection aid) */
     int q8_per_tensor;         /* int8: one activation scale per tensor (settings.h), not per row */
+    const splade_cpu_packed *pk; /* fp32: packed copies for few rows (forward_cpu_packed.h), or NULL */
 } fwd;
 
 enum { COL_ALIGN = SPLADE_GEMM_UNIT }; /* column splits of plain copies */
@@ -60,6 +62,14 @@ static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, i
 {
     splade_gemm_nt_share(x, f->T, K, W, b, N, y, flags, f->w->scratch + (size_t)tid * f->w->per_thread, tid,
                          splade_team_size(t));
+}
+
+/* The same from W's packed copy P when there is one (the same bits: gemm_packed_cpu.h). */
+static void linear_packed(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,
+                          const splade_gemm_packed *P, const float *b, int32_t N, float *y, int flags)
+{
+    splade_gemm_nt_share_packed(x, f->T, K, W, P, b, N, y, flags,
+                                f->w->scratch + (size_t)tid * f->w->per_thread, tid, splade_team_size(t));
 }
 
 /* This thread's columns of dst = src (the residual the next GEMM accumulates onto). */
@@ -310,28 +320,32 @@ static int forward_team_int8(void *ctx, int tid, splade_team *t)
     return rc ? rc : r;
 }
 
-static void layer(const fwd *f, const splade_layer *p, int tid, splade_team *t)
+static void layer(const fwd *f, int32_t l, int tid, splade_team *t)
 {
+    const splade_layer *p = &f->m->layers[l];
+    const splade_gemm_packed *pk = f->pk ? f->pk->layers + (size_t)l * SPLADE_PACKED_PER_LAYER : NULL;
+#define PK(i) (pk ? pk + (i) : NULL)
     const int32_t H = f->m->cfg.hidden_size, F = f->m->cfg.intermediate_size;
     workspace *w = f->w;
-    linear_part(f, tid, t, w->x, H, p->q_w, p->q_b, H, w->q, 0);
-    linear_part(f, tid, t, w->x, H, p->k_w, p->k_b, H, w->k, 0);
-    linear_part(f, tid, t, w->x, H, p->v_w, p->v_b, H, w->v, 0);
+    linear_packed(f, tid, t, w->x, H, p->q_w, PK(SPLADE_PACKED_Q), p->q_b, H, w->q, 0);
+    linear_packed(f, tid, t, w->x, H, p->k_w, PK(SPLADE_PACKED_K), p->k_b, H, w->k, 0);
+    linear_packed(f, tid, t, w->x, H, p->v_w, PK(SPLADE_PACKED_V), p->v_b, H, w->v, 0);
     splade_team_barrier(t);
     attention_part(f, tid, t); /* fp32: cannot fail */
     copy_cols(f, tid, t, w->x, w->tmp, H); /* residual */
     splade_team_barrier(t);
-    linear_part(f, tid, t, w->ctx, H, p->attn_out_w, p->attn_out_b, H, w->tmp, SPLADE_GEMM_ACCUM);
+    linear_packed(f, tid, t, w->ctx, H, p->attn_out_w, PK(SPLADE_PACKED_O), p->attn_out_b, H, w->tmp, SPLADE_GEMM_ACCUM);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, w->tmp, p->ln1_g, p->ln1_b);
     splade_team_barrier(t);
-    linear_part(f, tid, t, w->tmp, H, p->ffn_in_w, p->ffn_in_b, F, w->ffn, SPLADE_GEMM_GELU);
+    linear_packed(f, tid, t, w->tmp, H, p->ffn_in_w, PK(SPLADE_PACKED_FFN_IN), p->ffn_in_b, F, w->ffn, SPLADE_GEMM_GELU);
     copy_cols(f, tid, t, w->tmp, w->x, H); /* residual */
     splade_team_barrier(t);
-    linear_part(f, tid, t, w->ffn, F, p->ffn_out_w, p->ffn_out_b, H, w->x, SPLADE_GEMM_ACCUM);
+    linear_packed(f, tid, t, w->ffn, F, p->ffn_out_w, PK(SPLADE_PACKED_FFN_OUT), p->ffn_out_b, H, w->x, SPLADE_GEMM_ACCUM);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, w->x, p->ln2_g, p->ln2_b);
     splade_team_barrier(t);
+#undef PK
 }
 
 /* This thread's rows of word + position + type embeddings, then their LayerNorm. */
@@ -363,8 +377,9 @@ static int forward_team(void *ctx, int tid, splade_team *t)
     embed_part(f, tid, t);
     splade_team_barrier(t);
     for (int32_t l = 0; l < m->cfg.num_layers; l++)
-        layer(f, &m->layers[l], tid, t);
-    linear_part(f, tid, t, f->w->x, H, m->mlm_dense_w, m->mlm_dense_b, H, f->w->q, SPLADE_GEMM_GELU);
+        layer(f, l, tid, t);
+    linear_packed(f, tid, t, f->w->x, H, m->mlm_dense_w, f->pk ? &f->pk->mlm_dense : NULL, m->mlm_dense_b, H, f->w->q,
+                  SPLADE_GEMM_GELU);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, f->w->q, m->mlm_ln_g, m->mlm_ln_b);
     return SPLADE_OK;
@@ -544,12 +559,12 @@ static int max_head(const splade_model *m, const splade_cpu_bf16 *bf, const spla
 }
 
 static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8,
-               const splade_head_screen *screen, const int32_t *ids, const int32_t *offsets, int32_t B, float *out,
-               int nthreads, workspace *w)
+               const splade_head_screen *screen, const splade_cpu_packed *pk, const int32_t *ids,
+               const int32_t *offsets, int32_t B, float *out, int nthreads, workspace *w)
 {
     const splade_config *c = &m->cfg;
     const int32_t T = offsets[B];
-    fwd f = {m, ids, offsets, B, T, w, bf, q8, 0, 0};
+    fwd f = {m, ids, offsets, B, T, w, bf, q8, 0, 0, pk};
     if (q8)
         f.q8_fp32 = splade_settings_get()->cpu_int8_fp32, f.q8_per_tensor = splade_settings_get()->cpu_int8_per_tensor;
     /* The team owns the threading: OpenBLAS (large-M GEMMs, long attention) runs one thread
@@ -571,18 +586,18 @@ static int run(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cp
 int splade_forward_cpu(const splade_model *m, const int32_t *ids, const int32_t *offsets, int32_t B,
                        float *out_dense, int threads)
 {
-    return splade_forward_cpu_lowp(m, NULL, NULL, NULL, ids, offsets, B, out_dense, threads);
+    return splade_forward_cpu_lowp(m, NULL, NULL, NULL, NULL, ids, offsets, B, out_dense, threads);
 }
 
 int splade_forward_cpu_bf16(const splade_model *m, const splade_cpu_bf16 *bf, const int32_t *ids,
                             const int32_t *offsets, int32_t B, float *out_dense, int threads)
 {
-    return splade_forward_cpu_lowp(m, bf, NULL, NULL, ids, offsets, B, out_dense, threads);
+    return splade_forward_cpu_lowp(m, bf, NULL, NULL, NULL, ids, offsets, B, out_dense, threads);
 }
 
 int splade_forward_cpu_lowp(const splade_model *m, const splade_cpu_bf16 *bf, const splade_cpu_int8 *q8,
-                            const splade_head_screen *screen, const int32_t *ids, const int32_t *offsets, int32_t B,
-                            float *out_dense, int threads)
+                            const splade_head_screen *screen, const splade_cpu_packed *pk, const int32_t *ids,
+                            const int32_t *offsets, int32_t B, float *out_dense, int threads)
 {
     if (!m || !ids || !offsets || !out_dense || B < 1)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "splade_forward_cpu: bad arguments");
@@ -601,7 +616,8 @@ int splade_forward_cpu_lowp(const splade_model *m, const splade_cpu_bf16 *bf, co
     if (rc)
         rc = splade_fail(SPLADE_ERR_NOMEM, "forward: workspace for %d tokens", (int)offsets[B]);
     else
-        rc = run(m, q8 ? NULL : bf, q8, q8 || bf ? NULL : screen, ids, offsets, B, out_dense, nthreads, &w);
+        rc = run(m, q8 ? NULL : bf, q8, q8 || bf ? NULL : screen, q8 || bf ? NULL : pk, ids, offsets, B, out_dense,
+                 nthreads, &w);
     free_ws(&w);
     return rc;
 }

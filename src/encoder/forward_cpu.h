@@ -27,11 +27,13 @@ int splade_forward_cpu_bf16(const splade_model *m, const struct splade_cpu_bf16 
  * accumulation, activations quantized per row; a document's attention products bf16 as in the bf16
  * forward; softmax, LayerNorm, residuals and the SPLADE activation fp32), else bf as
  * splade_forward_cpu_bf16. With neither, the fp32 forward; its max-pooled head goes through
- * `screen` when given (lmhead_screen_cpu.h: the fp32 head's results at bf16 speed). */
+ * `screen` when given (lmhead_screen_cpu.h: the fp32 head's results at bf16 speed), and its GEMMs
+ * over few rows read `pk` when given (forward_cpu_packed.h: the same bits, faster). */
 struct splade_cpu_int8;
 struct splade_head_screen;
+struct splade_cpu_packed;
 int splade_forward_cpu_lowp(const splade_model *m, const struct splade_cpu_bf16 *bf, const struct splade_cpu_int8 *q8,
-                            const struct splade_head_screen *screen, const int32_t *ids, const int32_t *offsets,
-                            int32_t B, float *out_dense, int threads);
+                            const struct splade_head_screen *screen, const struct splade_cpu_packed *pk,
+                            const int32_t *ids, const int32_t *offsets, int32_t B, float *out_dense, int threads);
 
 #endif

@@ -8,6 +8,7 @@
 #include "common/cpu_team.h"
 #include "common/settings.h"
 #include "encoder/gemm_dnnl.h"
+#include "encoder/gemm_packed_cpu.h"
 #include "encoder/rowops_cpu.h"
 
 #include <cblas.h>
@@ -18,7 +19,11 @@ enum { MB = 32 }; /* rows of A per block */
 /* No K chunking: keeping a 256- or 512-wide slice of At in L1 measured 3-15% slower than
  * streaming the whole At [K][32] from L2 (2 loads per 16 FMAs are within L2's bandwidth). */
 
-size_t splade_gemm_scratch_floats(int32_t K) { return (size_t)K * MB + 8 * MB; }
+size_t splade_gemm_scratch_floats(int32_t K)
+{
+    const size_t own = (size_t)K * MB + 8 * MB, packed = splade_gemm_packed_scratch_floats(SPLADE_GEMM_SMALL_M);
+    return own > packed ? own : packed;
+}
 
 static void blas_cols(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t n0,
                       int32_t n1, float *C, int32_t ldc, int flags)
@@ -335,11 +340,38 @@ static void dnnl_share(const float *A, int32_t M, int32_t K, const float *W, con
     }
 }
 
+/* Few rows from the packed copy: the same 64-column units as the in-place kernel, each thread's
+ * run of them in one call (the same bits as splade_gemm_nt: gemm_packed_cpu.h). */
+static void packed_share(const float *A, int32_t M, int32_t K, const splade_gemm_packed *P, const float *bias,
+                         int32_t N, float *C, int flags, float *scratch, int tid, int nthreads)
+{
+    int u, u1;
+    splade_team_split(tid, nthreads, (N + SPLADE_GEMM_UNIT - 1) / SPLADE_GEMM_UNIT, 1, &u, &u1);
+    const int32_t c0 = u * SPLADE_GEMM_UNIT, c1 = u1 * SPLADE_GEMM_UNIT < N ? u1 * SPLADE_GEMM_UNIT : N;
+    if (c0 >= c1)
+        return;
+    splade_gemm_packed_nt(A, M, K, P, bias, c0, c1, C, N, flags & SPLADE_GEMM_ACCUM, scratch);
+    if (flags & SPLADE_GEMM_GELU)
+        for (int32_t i = 0; i < M; i++)
+            splade_gelu(C + (size_t)i * N + c0, c1 - c0);
+}
+
 void splade_gemm_nt_share(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N,
                           float *C, int flags, float *scratch, int tid, int nthreads)
 {
+    splade_gemm_nt_share_packed(A, M, K, W, NULL, bias, N, C, flags, scratch, tid, nthreads);
+}
+
+void splade_gemm_nt_share_packed(const float *A, int32_t M, int32_t K, const float *W, const splade_gemm_packed *P,
+                                 const float *bias, int32_t N, float *C, int flags, float *scratch, int tid,
+                                 int nthreads)
+{
     if (M <= 0 || N <= 0)
         return;
+    if (P && M <= SPLADE_GEMM_SMALL_M && splade_gemm_avx512_usable()) {
+        packed_share(A, M, K, P, bias, N, C, flags, scratch, tid, nthreads);
+        return;
+    }
     if (M > SPLADE_GEMM_SMALL_M && splade_dnnl_f32_usable()) {
         dnnl_share(A, M, K, W, bias, N, C, flags, tid, nthreads);
         return;

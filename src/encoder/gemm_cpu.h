@@ -45,6 +45,13 @@ size_t splade_gemm_scratch_floats(int32_t K);
 void splade_gemm_nt_share(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N,
                           float *C, int flags, float *scratch, int tid, int nthreads);
 
+/* The same with a packed copy of W (gemm_packed_cpu.h; NULL: none): few rows on a CPU with AVX-512
+ * read the copy (the same bits), the rest as splade_gemm_nt_share. */
+struct splade_gemm_packed_s;
+void splade_gemm_nt_share_packed(const float *A, int32_t M, int32_t K, const float *W,
+                                 const struct splade_gemm_packed_s *P, const float *bias, int32_t N, float *C,
+                                 int flags, float *scratch, int tid, int nthreads);
+
 /* 1 when this CPU runs the AVX-512 kernel (and $SPLADE_GEMM_CPU is not "blas"). */
 int splade_gemm_avx512_usable(void);
 

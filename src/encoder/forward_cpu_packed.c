@@ -1,0 +1,98 @@
+/* The fp32 forward's packed weights (forward_cpu_packed.h). */
+#include "encoder/forward_cpu_packed.h"
+#include "common/cpu_team.h"
+#include "common/fail.h"
+#include "encoder/model_internal.h"
+#include "splade.h"
+
+#include <stdlib.h>
+
+/* Matrix i of the copy (layer-major, then the MLM transform) and its source. */
+static splade_gemm_packed *matrix(splade_cpu_packed *p, const splade_model *m, int32_t i, const float **W)
+{
+    if (i == p->n_layers * SPLADE_PACKED_PER_LAYER) {
+        *W = m->mlm_dense_w;
+        return &p->mlm_dense;
+    }
+    const splade_layer *l = &m->layers[i / SPLADE_PACKED_PER_LAYER];
+    const float *src[SPLADE_PACKED_PER_LAYER] = {l->q_w, l->k_w, l->v_w, l->attn_out_w, l->ffn_in_w, l->ffn_out_w};
+    *W = src[i % SPLADE_PACKED_PER_LAYER];
+    return &p->layers[i];
+}
+
+static void shape(const splade_model *m, int32_t i, int32_t *N, int32_t *K)
+{
+    const int32_t H = m->cfg.hidden_size, F = m->cfg.intermediate_size, j = i % SPLADE_PACKED_PER_LAYER;
+    const int last = i == m->cfg.num_layers * SPLADE_PACKED_PER_LAYER;
+    *N = !last && j == SPLADE_PACKED_FFN_IN ? F : H;
+    *K = !last && j == SPLADE_PACKED_FFN_OUT ? F : H;
+}
+
+size_t splade_cpu_packed_bytes(const splade_model *m)
+{
+    size_t bytes = 0;
+    for (int32_t i = 0; i <= m->cfg.num_layers * SPLADE_PACKED_PER_LAYER; i++) {
+        int32_t N, K;
+        shape(m, i, &N, &K);
+        bytes += ((size_t)N + SPLADE_GEMM_PANEL - 1) / SPLADE_GEMM_PANEL * SPLADE_GEMM_PANEL * K * sizeof(float);
+    }
+    return bytes;
+}
+
+typedef struct {
+    splade_cpu_packed *p;
+    const splade_model *m;
+} pack_job;
+
+/* Each member packs its share of every matrix's panels. */
+static int pack_team(void *ctx, int tid, splade_team *t)
+{
+    pack_job *j = ctx;
+    for (int32_t i = 0; i <= j->p->n_layers * SPLADE_PACKED_PER_LAYER; i++) {
+        const float *W;
+        splade_gemm_packed *g = matrix(j->p, j->m, i, &W);
+        int lo, hi;
+        splade_team_split(tid, splade_team_size(t), (g->N + SPLADE_GEMM_PANEL - 1) / SPLADE_GEMM_PANEL, 1, &lo, &hi);
+        const int32_t n1 = hi * SPLADE_GEMM_PANEL < g->N ? hi * SPLADE_GEMM_PANEL : g->N;
+        if (lo * SPLADE_GEMM_PANEL < n1)
+            splade_gemm_pack_cols(W, g, lo * SPLADE_GEMM_PANEL, n1);
+    }
+    return SPLADE_OK;
+}
+
+int splade_cpu_packed_create(const splade_model *m, int nthreads, splade_cpu_packed **out)
+{
+    *out = NULL;
+    splade_cpu_packed *p = calloc(1, sizeof *p);
+    const int32_t n = m->cfg.num_layers * SPLADE_PACKED_PER_LAYER;
+    if (!p || !(p->layers = calloc((size_t)n, sizeof *p->layers))) {
+        free(p);
+        return splade_fail(SPLADE_ERR_NOMEM, "packed fp32 weights");
+    }
+    p->n_layers = m->cfg.num_layers;
+    int rc = SPLADE_OK;
+    for (int32_t i = 0; !rc && i <= n; i++) {
+        const float *W;
+        int32_t N, K;
+        shape(m, i, &N, &K);
+        rc = splade_gemm_packed_alloc(N, K, matrix(p, m, i, &W));
+    }
+    pack_job j = {p, m};
+    rc = rc ? rc : splade_team_run(nthreads < 1 ? 1 : nthreads, pack_team, &j);
+    if (rc)
+        splade_cpu_packed_free(p);
+    else
+        *out = p;
+    return rc;
+}
+
+void splade_cpu_packed_free(splade_cpu_packed *p)
+{
+    if (!p)
+        return;
+    for (int32_t i = 0; p->layers && i < p->n_layers * SPLADE_PACKED_PER_LAYER; i++)
+        splade_gemm_packed_free(&p->layers[i]);
+    splade_gemm_packed_free(&p->mlm_dense);
+    free(p->layers);
+    free(p);
+}

@@ -1,0 +1,29 @@
+/* The fp32 CPU forward's packed weights for few rows (gemm_packed_cpu.h): every Linear of the
+ * layers and the MLM transform copied once into 64-column panels, for queries encoded one at a
+ * time. The copy costs the layers' fp32 bytes again (340 MB for bert-base) and ~0.1-0.3 s, so
+ * backend_cpu.c makes it only once small forwards have paid for it. Private to src/encoder/. */
+#ifndef SPLADE_FORWARD_CPU_PACKED_H
+#define SPLADE_FORWARD_CPU_PACKED_H
+
+#include <stdint.h>
+
+#include "encoder/gemm_packed_cpu.h"
+#include "splade/model.h"
+
+enum { SPLADE_PACKED_Q, SPLADE_PACKED_K, SPLADE_PACKED_V, SPLADE_PACKED_O, SPLADE_PACKED_FFN_IN,
+       SPLADE_PACKED_FFN_OUT, SPLADE_PACKED_PER_LAYER };
+
+typedef struct splade_cpu_packed {
+    int32_t n_layers;
+    splade_gemm_packed *layers; /* [n_layers][SPLADE_PACKED_PER_LAYER] */
+    splade_gemm_packed mlm_dense;
+} splade_cpu_packed;
+
+/* Packs on a team of nthreads. SPLADE_ERR_NOMEM when the copy does not fit. */
+int splade_cpu_packed_create(const splade_model *m, int nthreads, splade_cpu_packed **out);
+void splade_cpu_packed_free(splade_cpu_packed *p);
+
+/* Bytes the copy takes for m. */
+size_t splade_cpu_packed_bytes(const splade_model *m);
+
+#endif

@@ -1,0 +1,169 @@
+/* The packed few-row fp32 GEMM (gemm_packed_cpu.h). */
+#include "encoder/gemm_packed_cpu.h"
+#include "common/fail.h"
+#include "encoder/gemm_cpu.h"
+#include "splade.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    PANEL = SPLADE_GEMM_PANEL,
+    TILE_ROWS = 6, /* 6 rows x 4 vectors: 24 accumulators, 10 loads per 24 FMAs */
+    /* k rows per block: a block of the panel (16 KB) stays in L1 while the tiles re-read it.
+     * 64 measured best on a GPU host's core (128: the same on the VM, +6..+30% on the host). */
+    KC = 64,
+    LINE_FLOATS = 16,
+};
+
+int splade_gemm_packed_alloc(int32_t N, int32_t K, splade_gemm_packed *out)
+{
+    const size_t panels = ((size_t)N + PANEL - 1) / PANEL;
+    out->N = N, out->K = K;
+    out->panels = aligned_alloc(64, panels * (size_t)K * PANEL * sizeof(float));
+    return out->panels ? SPLADE_OK : splade_fail(SPLADE_ERR_NOMEM, "packed GEMM weights [%d x %d]", (int)N, (int)K);
+}
+
+void splade_gemm_pack_cols(const float *W, splade_gemm_packed *p, int32_t n0, int32_t n1)
+{
+    const int32_t K = p->K;
+    for (int32_t q = n0 / PANEL; q * PANEL < n1; q++) {
+        float *dst = p->panels + (size_t)q * K * PANEL;
+        const int32_t c_end = p->N - q * PANEL < PANEL ? p->N - q * PANEL : PANEL;
+        for (int32_t k = 0; k < K; k++) {
+            float *row = dst + (size_t)k * PANEL;
+            for (int32_t c = 0; c < c_end; c++)
+                row[c] = W[(size_t)(q * PANEL + c) * K + k];
+            for (int32_t c = c_end; c < PANEL; c++)
+                row[c] = 0.0f;
+        }
+    }
+}
+
+void splade_gemm_packed_free(splade_gemm_packed *p)
+{
+    if (p) {
+        free(p->panels);
+        p->panels = NULL;
+    }
+}
+
+size_t splade_gemm_packed_scratch_floats(int32_t M) { return (size_t)M * PANEL; }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX512 target("avx512f,avx512bw,avx512vl,fma")
+
+/* Rows [0, r) of a tile against k rows [k0, k1) of panel P, the accumulators carried in ct (its
+ * rows PANEL floats apart) from the previous block (load) or from 0. While it runs, the lines
+ * from pf on (lpi a k) are prefetched into L2: the tiles share the next block between them. */
+static inline __attribute__((always_inline, AVX512)) void tile(const float *A, int32_t lda, const int r,
+                                                               const float *P, int32_t k0, int32_t k1, float *ct,
+                                                               int load, const char *pf, int lpi)
+{
+    __m512 acc[TILE_ROWS][4];
+#pragma GCC unroll 6
+    for (int i = 0; i < TILE_ROWS; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = i < r && load ? _mm512_load_ps(ct + i * PANEL + j * 16) : _mm512_setzero_ps();
+    for (int32_t k = k0; k < k1; k++) {
+        if (pf)
+            for (int l = 0; l < lpi; l++)
+                _mm_prefetch(pf + ((size_t)(k - k0) * lpi + l) * 64, _MM_HINT_T1);
+        __m512 w[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            w[j] = _mm512_load_ps(P + (size_t)k * PANEL + j * 16);
+#pragma GCC unroll 6
+        for (int i = 0; i < TILE_ROWS; i++) {
+            if (i >= r)
+                break;
+            const __m512 a = _mm512_set1_ps(A[(size_t)i * lda + k]);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++)
+                acc[i][j] = _mm512_fmadd_ps(a, w[j], acc[i][j]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < TILE_ROWS; i++)
+        if (i < r)
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++)
+                _mm512_store_ps(ct + i * PANEL + j * 16, acc[i][j]);
+}
+
+typedef void (*tile_fn)(const float *, int32_t, const float *, int32_t, int32_t, float *, int, const char *, int);
+
+/* One function per tile height, so that the accumulators stay in registers. */
+#define TILE_R(R)                                                                                  \
+    __attribute__((AVX512)) static void tile_##R(const float *A, int32_t lda, const float *P, int32_t k0,   \
+                                                 int32_t k1, float *ct, int load, const char *pf, int lpi)   \
+    {                                                                                              \
+        tile(A, lda, R, P, k0, k1, ct, load, pf, lpi);                                             \
+    }
+TILE_R(1)
+TILE_R(2)
+TILE_R(3)
+TILE_R(4)
+TILE_R(5)
+TILE_R(6)
+static const tile_fn TILES[TILE_ROWS + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
+
+/* C's columns [c0, c0 + n) of rows [0, M) = the accumulators + bias (+ C), 16 at a time. */
+__attribute__((AVX512)) static void epilogue(const float *ct, int32_t M, const float *bias, int32_t n, float *C,
+                                              int32_t ldc, int flags)
+{
+    for (int32_t i = 0; i < M; i++) {
+        float *c = C + (size_t)i * ldc;
+        for (int32_t j = 0; j < n; j += 16) {
+            const __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+            __m512 v = _mm512_add_ps(_mm512_load_ps(ct + (size_t)i * PANEL + j), _mm512_maskz_loadu_ps(m, bias + j));
+            if (flags & SPLADE_GEMM_ACCUM)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, c + j));
+            _mm512_mask_storeu_ps(c + j, m, v);
+        }
+    }
+}
+
+/* One panel: k blocks outer, the row tiles (sized evenly, <= 6 rows) inner. */
+static void panel(const float *A, int32_t M, int32_t K, const float *P, const char *end, float *ct)
+{
+    const int32_t tiles = (M + TILE_ROWS - 1) / TILE_ROWS;
+    const int lpi = (4 + tiles - 1) / tiles; /* the next block's 4 lines a k, shared by the tiles */
+    for (int32_t k0 = 0; k0 < K; k0 += KC) {
+        const int32_t k1 = K - k0 < KC ? K : k0 + KC;
+        /* the next block: this panel's, or the next panel's first (the panels are contiguous) */
+        const char *next = (const char *)(P + (size_t)k1 * PANEL);
+        for (int32_t t = 0, m0 = 0; t < tiles; t++) {
+            const int32_t r = (M - m0 + (tiles - t) - 1) / (tiles - t);
+            const char *pf = next + (size_t)t * (k1 - k0) * lpi * 64;
+            if (t * lpi >= 4 || pf + (size_t)(k1 - k0) * lpi * 64 > end)
+                pf = NULL;
+            TILES[r](A + (size_t)m0 * K, K, P, k0, k1, ct + (size_t)m0 * PANEL, k0 > 0, pf, lpi);
+            m0 += r;
+        }
+    }
+}
+
+void splade_gemm_packed_nt(const float *A, int32_t M, int32_t K, const splade_gemm_packed *P, const float *bias,
+                           int32_t n0, int32_t n1, float *C, int32_t ldc, int flags, float *scratch)
+{
+    const char *end = (const char *)(P->panels + ((size_t)P->N + PANEL - 1) / PANEL * K * PANEL);
+    for (int32_t n = n0; n < n1; n += PANEL) {
+        panel(A, M, K, P->panels + (size_t)(n / PANEL) * K * PANEL, end, scratch);
+        epilogue(scratch, M, bias + n, n1 - n < PANEL ? n1 - n : PANEL, C + n, ldc, flags);
+    }
+}
+
+#else /* callers check splade_gemm_avx512_usable() first */
+
+void splade_gemm_packed_nt(const float *A, int32_t M, int32_t K, const splade_gemm_packed *P, const float *bias,
+                           int32_t n0, int32_t n1, float *C, int32_t ldc, int flags, float *scratch)
+{
+    (void)A, (void)M, (void)K, (void)P, (void)bias, (void)n0, (void)n1, (void)C, (void)ldc, (void)flags,
+        (void)scratch;
+}
+
+#endif
