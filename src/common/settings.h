@@ -16,6 +16,7 @@ extern "C" {
 
 typedef struct {
     int gemm_cpu_blas;            /* SPLADE_GEMM_CPU=blas: OpenBLAS for the CPU encoder's GEMMs */
+    int gemm_cpu_inplace;         /* SPLADE_GEMM_CPU=inplace: no packed copy for few rows (forward_cpu_packed.h) */
     int lmhead_cpu_blas;          /* SPLADE_LMHEAD_CPU=blas: OpenBLAS for the CPU LM head */
     int lmhead_cpu_full;          /* SPLADE_LMHEAD_CPU=full (or blas): every fp32 logit, no bf16 screen
                                      (src/encoder/lmhead_screen_cpu.h) */

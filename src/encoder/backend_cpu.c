@@ -73,10 +73,12 @@ static void maybe_make_screen(cpu_state *s, int32_t tokens)
 }
 
 /* The packed copy once PACK_AFTER_TOKENS tokens went through few-row fp32 forwards on a CPU with
- * AVX-512. Tried once; without it (no memory) the in-place kernel runs, with the same results. */
+ * AVX-512, unless $SPLADE_GEMM_CPU=inplace. Tried once; without it (no memory) the in-place
+ * kernel runs, with the same results. */
 static void maybe_make_packed(cpu_state *s, int32_t tokens)
 {
-    if (s->packed_tried || s->precision != SPLADE_CPU_FP32 || tokens > SPLADE_GEMM_SMALL_M)
+    if (s->packed_tried || s->precision != SPLADE_CPU_FP32 || tokens > SPLADE_GEMM_SMALL_M ||
+        splade_settings_get()->gemm_cpu_inplace)
         return;
     s->small_tokens += tokens;
     if (s->small_tokens < PACK_AFTER_TOKENS)
