@@ -23,6 +23,8 @@
  *                next block prefetched into L2 (T1) while the tiles run
  *  13 bcast-a-kc64  blocks of 64, the next one prefetched into L1 (T0)
  *  14 bcast-12x2 12 with panels of 32 columns and tiles of <= 12 rows x 2 vectors
+ *  15 lib-packed the library's packed kernel (gemm_packed_cpu.c: 12's shape with k blocks of 64,
+ *                the winner of this lab), its bits checked against variant 0's as well
  *
  *   bench_gemm_query [--reps R] [--rows M,M,...] [--only V] [--file-weights PATH [--w-offset B]]
  *
@@ -44,17 +46,18 @@
 #include <unistd.h>
 
 #include "encoder/gemm_cpu.h"
+#include "encoder/gemm_packed_cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 
-enum { MB = 32, LAYERS = 12, MATS = 6, NMAT = LAYERS * MATS, MAX_REPS = 31, VARIANTS = 15 };
+enum { MB = 32, LAYERS = 12, MATS = 6, NMAT = LAYERS * MATS, MAX_REPS = 31, VARIANTS = 16 };
 static const int32_t MAT_N[MATS] = {768, 768, 768, 768, 3072, 768};
 static const int32_t MAT_K[MATS] = {768, 768, 768, 768, 768, 3072};
 static const char *const NAMES[VARIANTS] = {"lib", "pf-group", "pf-none", "pf-ahead",
-                                            "pf-l2", "lanes16", "packed", "packed16", "kvec", "packed-hw", "packed-l2", "bcast-a", "bcast-a-kc", "bcast-a-kc64", "bcast-12x2"};
+                                            "pf-l2", "lanes16", "packed", "packed16", "kvec", "packed-hw", "packed-l2", "bcast-a", "bcast-a-kc", "bcast-a-kc64", "bcast-12x2", "lib-packed"};
 
 static double cpu_ms(void)
 {
@@ -102,6 +105,7 @@ static void store_tile(const float *tile, int32_t rows, float *C, int32_t ldc)
         for (int32_t k = 0; k < K; k++) {                                                          \
             __m512 h0 = _mm512_load_ps(At + (size_t)k * MB);                                       \
             __m512 h1 = LANES == 32 ? _mm512_load_ps(At + (size_t)k * MB + 16) : h0;               \
+            (void)h1;                                                                              \
             PREFETCH(k);                                                                           \
             ACC8(STEP_##LANES)                                                                     \
         }                                                                                          \
@@ -429,6 +433,7 @@ static void transpose_a(const float *A, int32_t M, int32_t K, float *At)
 }
 
 typedef struct {
+    splade_gemm_packed lib[NMAT];
     float *W[NMAT], *Wp[NMAT], *Wp64[NMAT], *Wp32[NMAT], *A[2], *At, *C, *tile, *zero_bias, *scratch, *ct;
 } lab;
 
@@ -447,6 +452,10 @@ static void run_variant(lab *L, int v, int32_t M)
         }
         if (v == 8) {
             kvec_gemm(A, M, K, L->W[m], 0, N, L->C, N);
+            continue;
+        }
+        if (v == 15) {
+            splade_gemm_packed_nt(A, M, K, &L->lib[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
             continue;
         }
         if (v == 14) {
@@ -476,6 +485,8 @@ static long check_variant(lab *L, int v, int m, int32_t M)
         splade_gemm_nt(SPLADE_GEMM_AVX512, A, M, K, L->W[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
     else if (v == 8)
         kvec_gemm(A, M, K, L->W[m], 0, N, L->C, N);
+    else if (v == 15)
+        splade_gemm_packed_nt(A, M, K, &L->lib[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
     else if (v == 14)
         b12_gemm(A, M, K, L->Wp32[m], N, L->C, N, L->ct, KC);
     else if (v >= 11)
@@ -556,6 +567,11 @@ static lab make_lab(void)
             for (int32_t k = 0; k < K; k++)
                 for (int c = 0; c < PANEL2; c++)
                     L.Wp32[m][(size_t)p * K + (size_t)k * PANEL2 + c] = L.W[m][(size_t)(p + c) * K + k];
+        if (splade_gemm_packed_alloc(N, K, &L.lib[m])) {
+            fprintf(stderr, "bench_gemm_query: out of memory\n");
+            exit(1);
+        }
+        splade_gemm_pack_cols(L.W[m], &L.lib[m], 0, N);
         L.Wp64[m] = xaligned((size_t)N * K * sizeof(float));
         for (int32_t p = 0; p < N; p += PANEL)
             for (int32_t k = 0; k < K; k++)

@@ -5,9 +5,10 @@
  * 25-token query pays for 32 rows; and its 8 strided W row streams run at ~9 GB/s. Here each
  * k row of a panel is 64 contiguous floats (4 vectors) and a tile of <= 6 A rows is broadcast
  * against them (the BLAS micro-kernel): no padded rows, one contiguous stream per panel, the
- * next k block prefetched while the tiles run. bench/bench_gemm_query.c (variants 0 and 13)
- * measured the 72 GEMMs of a bert-base query at -11..-17% (25 rows), -30..-43% (8 rows),
- * bench/results/cpu-query-packed-2026-11-26.md.
+ * next k block prefetched while the tiles run. bench/bench_gemm_query.c (variant 12 with k blocks
+ * of 64 against 0) measured the 72 GEMMs of a bert-base query at -11..-18% (25 rows) and
+ * -30..-43% (8 rows) on one core, -38% with a neighbour core streaming too
+ * (bench/results/cpu-query-packed-2026-11-26.md).
  *
  * Each output is the same chain of FMAs over k from 0, then + bias (+ C): the same bits as
  * splade_gemm_nt's AVX-512 path, whatever the tiles or the thread's column range. */
