@@ -15,8 +15,9 @@ enum { SPLADE_PACKED_Q, SPLADE_PACKED_K, SPLADE_PACKED_V, SPLADE_PACKED_O, SPLAD
 
 typedef struct splade_cpu_packed {
     int32_t n_layers;
-    splade_gemm_packed *layers; /* [n_layers][SPLADE_PACKED_PER_LAYER] */
+    splade_gemm_packed *layers; /* [n_layers][SPLADE_PACKED_PER_LAYER]: panels inside `region` */
     splade_gemm_packed mlm_dense;
+    float *region;              /* owns every matrix's panels (common/big_alloc.h) */
 } splade_cpu_packed;
 
 /* Packs on a team of nthreads. SPLADE_ERR_NOMEM when the copy does not fit. */

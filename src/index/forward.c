@@ -12,7 +12,7 @@
 
 #include "common/cpu_team.h"
 #include "common/fail.h"
-#include "index/big_alloc.h"
+#include "common/big_alloc.h"
 #include "index/forward.h"
 #include "index/postings.h"
 #include "index/reader_internal.h"

@@ -13,7 +13,7 @@
 
 #include "common/cpu_team.h"
 #include "common/fail.h"
-#include "index/big_alloc.h"
+#include "common/big_alloc.h"
 #include "index/impact_order.h"
 #include "index/postings.h"
 #include "index/reader_internal.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "index/big_alloc.h"
+#include "common/big_alloc.h"
 #include "index/builder_internal.h"
 
 /* Postings of every term, grouped by term (CSR): docs ascending because documents are

@@ -1,5 +1,5 @@
 /* Large buffers on transparent huge pages (big_alloc.h). */
-#include "index/big_alloc.h"
+#include "common/big_alloc.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
