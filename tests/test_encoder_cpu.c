@@ -395,8 +395,9 @@ static void test_packed_same_bits(void **state)
         const int B = b == N - 2 ? 2 : 1; /* the last two together: 55 tokens in one forward */
         int32_t o[3] = {0, lens[b], B == 2 ? lens[b] + lens[b + 1] : 0};
         for (int threads = 1; threads <= 2; threads++) {
-            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, NULL, ids + off[b], o, B, plain, threads), 0);
-            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, pk, ids + off[b], o, B, packed, threads), 0);
+            const int32_t *seq = ids + off[b];
+            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, NULL, seq, o, B, plain, threads), 0);
+            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, pk, seq, o, B, packed, threads), 0);
             if (memcmp(plain, packed, (size_t)B * V * sizeof *plain))
                 fail_msg("%d tokens, %d threads: the packed weights give other bits", o[B], threads);
         }
@@ -473,7 +474,8 @@ int main(void)
         cmocka_unit_test(test_tiny_ids),  cmocka_unit_test(test_tiny_text),    cmocka_unit_test(test_rand_ids),
         cmocka_unit_test(test_rand_text), cmocka_unit_test(test_rand_f16_ids), cmocka_unit_test(test_edge_texts),
         cmocka_unit_test(test_options),   cmocka_unit_test(test_devices),
-        cmocka_unit_test(test_batch_memory_cap), cmocka_unit_test(test_threads_identical), cmocka_unit_test(test_packed_same_bits),
+        cmocka_unit_test(test_batch_memory_cap), cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_packed_same_bits),
         cmocka_unit_test(test_cpu_batch_bytes),
     };
     /* `make test`'s ThreadSanitizer run leaves out the slowest golden tests (a glob on the names):

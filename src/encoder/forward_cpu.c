@@ -334,14 +334,17 @@ static void layer(const fwd *f, int32_t l, int tid, splade_team *t)
     attention_part(f, tid, t); /* fp32: cannot fail */
     copy_cols(f, tid, t, w->x, w->tmp, H); /* residual */
     splade_team_barrier(t);
-    linear_packed(f, tid, t, w->ctx, H, p->attn_out_w, PK(SPLADE_PACKED_O), p->attn_out_b, H, w->tmp, SPLADE_GEMM_ACCUM);
+    linear_packed(f, tid, t, w->ctx, H, p->attn_out_w, PK(SPLADE_PACKED_O), p->attn_out_b, H, w->tmp,
+                  SPLADE_GEMM_ACCUM);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, w->tmp, p->ln1_g, p->ln1_b);
     splade_team_barrier(t);
-    linear_packed(f, tid, t, w->tmp, H, p->ffn_in_w, PK(SPLADE_PACKED_FFN_IN), p->ffn_in_b, F, w->ffn, SPLADE_GEMM_GELU);
+    linear_packed(f, tid, t, w->tmp, H, p->ffn_in_w, PK(SPLADE_PACKED_FFN_IN), p->ffn_in_b, F, w->ffn,
+                  SPLADE_GEMM_GELU);
     copy_cols(f, tid, t, w->tmp, w->x, H); /* residual */
     splade_team_barrier(t);
-    linear_packed(f, tid, t, w->ffn, F, p->ffn_out_w, PK(SPLADE_PACKED_FFN_OUT), p->ffn_out_b, H, w->x, SPLADE_GEMM_ACCUM);
+    linear_packed(f, tid, t, w->ffn, F, p->ffn_out_w, PK(SPLADE_PACKED_FFN_OUT), p->ffn_out_b, H, w->x,
+                  SPLADE_GEMM_ACCUM);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, w->x, p->ln2_g, p->ln2_b);
     splade_team_barrier(t);
