@@ -35,9 +35,13 @@ struct splade_rescore {
     int cand_cap;
     uint32_t *rmax;  /* per 64-document range, its largest partial score (then scratch of select) */
     uint32_t rmax_cap;
-    uint32_t *vals;  /* the nonzero partial scores, where ranges are fewer than candidates */
-    uint32_t vals_cap;
+    uint32_t *vals;  /* the kept ranges' partial scores (64 a range) */
+    uint32_t *sel;   /* their nonzero ones, where ranges are fewer than candidates */
+    uint32_t sel_cap;
+    uint32_t *mheap; /* the k largest range maxima so far (cand_cap) */
     struct copied *copies; /* the budgeted pass's impact-ordered lists (terms_cap of them) */
+    struct head_search *heads; /* the budgeted pass's (window, copy) pairs */
+    uint32_t heads_cap;
 };
 
 /* A cut term's impact-ordered copy (impact_order.h), for the budgeted pass. */
@@ -58,7 +62,10 @@ void splade_rescore_free(struct splade_rescore *r)
     free(r->cand);
     free(r->rmax);
     free(r->vals);
+    free(r->sel);
+    free(r->mheap);
     free(r->copies);
+    free(r->heads);
     free(r);
 }
 
@@ -70,8 +77,10 @@ static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int 
     uint32_t ranges = 2 * ((splade_index_max_segment_docs(s->ix) + RANGE_DOCS - 1) / RANGE_DOCS) + 1;
     if (ranges > r->rmax_cap) {
         free(r->rmax);
+        free(r->vals);
         r->rmax = malloc(ranges * sizeof *r->rmax);
-        r->rmax_cap = r->rmax ? ranges : 0;
+        r->vals = malloc((size_t)ranges * RANGE_DOCS / 2 * sizeof *r->vals);
+        r->rmax_cap = r->rmax && r->vals ? ranges : 0;
     }
     if (r->rmax_cap < ranges)
         return NULL;
@@ -89,8 +98,10 @@ static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int 
     }
     if (cands > r->cand_cap) {
         free(r->cand);
+        free(r->mheap);
         r->cand = malloc((size_t)cands * sizeof *r->cand);
-        r->cand_cap = r->cand ? cands : 0;
+        r->mheap = malloc((size_t)cands * sizeof *r->mheap);
+        r->cand_cap = r->cand && r->mheap ? cands : 0;
     }
     return r->qimp_cap >= n_terms && r->terms_cap >= n && r->cand_cap >= cands ? r : NULL;
 }
@@ -114,16 +125,29 @@ static uint32_t exact_score(const splade_forward *f, const uint8_t *qimp, uint32
     return score;
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-/* The largest of 64 accumulators (a full range). */
-__attribute__((target("avx512f"))) static uint32_t max64_avx512(const uint32_t *a)
+/* The candidate floor's running estimate: a min-heap of the k largest range maxima seen so far, whose
+ * root (once k are in) is at most the final k-th largest. */
+static void maxima_push(uint32_t *h, int *n, int k, uint32_t v)
 {
-    __m512i m = _mm512_max_epu32(_mm512_max_epu32(_mm512_loadu_si512(a), _mm512_loadu_si512(a + 16)),
-                                 _mm512_max_epu32(_mm512_loadu_si512(a + 32), _mm512_loadu_si512(a + 48)));
-    return _mm512_reduce_max_epu32(m);
+    int i;
+    if (*n < k) { /* sift up */
+        for (i = (*n)++; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2)
+            h[i] = h[(i - 1) / 2];
+    } else if (v > h[0]) { /* replace the root, sift down */
+        for (i = 0;;) {
+            int c = 2 * i + 1;
+            if (c >= k)
+                break;
+            c += c + 1 < k && h[c + 1] < h[c];
+            if (h[c] >= v)
+                break;
+            h[i] = h[c];
+            i = c;
+        }
+    } else
+        return;
+    h[i] = v;
 }
-#endif
 
 static uint32_t max_scalar(const uint32_t *a, uint32_t n)
 {
@@ -133,19 +157,62 @@ static uint32_t max_scalar(const uint32_t *a, uint32_t n)
     return best;
 }
 
-/* rmax[g] = the largest of range g's accumulators, for the n_docs documents' ranges. */
-static void range_maxima(const uint32_t *acc, uint32_t n_docs, uint32_t *rmax)
-{
-    uint32_t g = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f"))
-        for (; (g + 1) * RANGE_DOCS <= n_docs; g++)
-            rmax[g] = max64_avx512(acc + g * RANGE_DOCS);
-#endif
-    for (; g * RANGE_DOCS < n_docs; g++) {
-        uint32_t o = g * RANGE_DOCS;
-        rmax[g] = max_scalar(acc + o, o + RANGE_DOCS < n_docs ? RANGE_DOCS : n_docs - o);
+#include <immintrin.h>
+/* A full range a of 64 accumulators: its largest, copied to keep when it reaches bound (else 0), and
+ * zeroed when touched (while in cache). */
+__attribute__((target("avx512f"))) static uint32_t take64_avx512(uint32_t *a, uint32_t bound, uint32_t *keep)
+{
+    const __m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 16), a2 = _mm512_loadu_si512(a + 32),
+                  a3 = _mm512_loadu_si512(a + 48);
+    const __m512i m = _mm512_max_epu32(_mm512_max_epu32(a0, a1), _mm512_max_epu32(a2, a3)), z = _mm512_setzero_si512();
+    if (!_mm512_test_epi32_mask(m, m))
+        return 0; /* untouched: nothing to clear */
+    uint32_t best = 0;
+    if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32((int)bound))) {
+        best = _mm512_reduce_max_epu32(m);
+        _mm512_storeu_si512(keep, a0);
+        _mm512_storeu_si512(keep + 16, a1);
+        _mm512_storeu_si512(keep + 32, a2);
+        _mm512_storeu_si512(keep + 48, a3);
     }
+    _mm512_storeu_si512(a, z);
+    _mm512_storeu_si512(a + 16, z);
+    _mm512_storeu_si512(a + 32, z);
+    _mm512_storeu_si512(a + 48, z);
+    return best;
+}
+
+/* Offers the documents base + j of the 64 scores v[j] that reach floor and the heap's threshold. */
+__attribute__((target("avx512f"))) static void offer64_avx512(splade_searcher *s, topk *c, const uint32_t *v,
+                                                               uint32_t base, uint32_t floor)
+{
+    for (int q = 0; q < 64; q += 16) {
+        const uint32_t t = topk_threshold(c), at = floor > t ? floor : t;
+        for (uint32_t m = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(v + q), _mm512_set1_epi32((int)at)); m; m &= m - 1) {
+            const uint32_t j = (uint32_t)q + (uint32_t)__builtin_ctz(m), d = base + j;
+            if (v[j] >= topk_threshold(c))
+                topk_offer(c, (topk_hit){splade_segment_seq(s->seg, d), d, v[j]}); /* the exact search's tie rule */
+        }
+    }
+}
+#endif
+
+static uint32_t take_scalar(uint32_t *a, uint32_t bound, uint32_t *keep)
+{
+    const uint32_t m = max_scalar(a, RANGE_DOCS);
+    if (m >= bound)
+        memcpy(keep, a, RANGE_DOCS * sizeof *a);
+    if (m)
+        memset(a, 0, RANGE_DOCS * sizeof *a);
+    return m >= bound ? m : 0;
+}
+
+static void offer_scalar(splade_searcher *s, topk *c, const uint32_t *v, uint32_t base, uint32_t floor)
+{
+    for (uint32_t j = 0; j < RANGE_DOCS; j++)
+        if (v[j] >= floor && v[j] >= topk_threshold(c))
+            topk_offer(c, (topk_hit){splade_segment_seq(s->seg, base + j), base + j, v[j]}); /* the exact search's tie rule */
 }
 
 static int by_desc_u32(const void *a, const void *b)
@@ -182,77 +249,74 @@ static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
     return v[want];
 }
 
-/* The cands-th largest nonzero score of acc[0 .. n_docs) (1 if fewer), for a segment of fewer ranges
- * than candidates (SciFact's 81 ranges for 100: offering every document instead cost 40 µs a
+/* The cands-th largest nonzero score of the n saved ranges' (1 if fewer), when fewer ranges than
+ * candidates hold a score (SciFact's 81 ranges for 100: offering every document instead cost 40 µs a
  * query); without memory for the copy, 1 (every document offered: slower, the same candidates). */
-static uint32_t score_floor(struct splade_rescore *r, const uint32_t *acc, uint32_t n_docs, uint32_t cands)
+static uint32_t score_floor(struct splade_rescore *r, uint32_t n, uint32_t cands)
 {
-    if (n_docs > r->vals_cap) {
-        free(r->vals);
-        r->vals = malloc((size_t)n_docs * sizeof *r->vals);
-        r->vals_cap = r->vals ? n_docs : 0;
-        if (!r->vals)
+    const uint32_t vals = n * RANGE_DOCS;
+    if (vals > r->sel_cap) {
+        free(r->sel);
+        r->sel = malloc((size_t)vals * sizeof *r->sel);
+        r->sel_cap = r->sel ? vals : 0;
+        if (!r->sel)
             return 1;
     }
     uint32_t nz = 0;
-    for (uint32_t d = 0; d < n_docs; d++)
-        if (acc[d])
-            r->vals[nz++] = acc[d];
-    return nz > cands ? select_nth(r->vals, nz, cands) : 1;
-}
-
-/* A floor of the cands-th largest of the n range maxima (fewer than cands are zero; top: the largest):
- * the lower edge of the histogram bucket (of 4,096 up to top) holding it. Ranges in that bucket but
- * below the cands-th maximum are scanned for nothing (a few); its exact value by quickselect cost
- * 7% of a query on the realistic 333 k's 5,207 ranges. */
-static uint32_t maxima_floor(const uint32_t *rmax, uint32_t n, uint32_t top, uint32_t cands)
-{
-    enum { BUCKETS = 4096 };
-    uint32_t hist[BUCKETS] = {0}, shift = 0;
-    while ((top >> shift) >= BUCKETS)
-        shift++;
-    for (uint32_t g = 0; g < n; g++)
-        hist[rmax[g] >> shift]++;
-    uint32_t seen = 0, b = top >> shift;
-    while (seen + hist[b] < cands && b > 0)
-        seen += hist[b--];
-    return b << shift ? b << shift : 1;
+    for (uint32_t i = 0; i < vals; i++)
+        if (r->vals[i])
+            r->sel[nz++] = r->vals[i];
+    return nz > cands ? select_nth(r->sel, nz, cands) : 1;
 }
 
 /* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
  * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
  * zeroed. The cands-th largest range maximum is a floor of the cands-th largest score (each of those
- * ranges holds a document at its maximum), so only ranges reaching it are scanned: ~cands of ~1,600
- * on the realistic 100 k. */
+ * ranges holds a document at its maximum), so only ranges reaching it hold candidates. One pass over
+ * the accumulators finds each range's maximum, keeps a copy of the ranges that reach the k-th largest
+ * maximum seen so far (a running floor: ~k ln(ranges / k) of them) and zeroes every touched range
+ * while it is in cache; the kept ranges reaching the final floor are then offered, 16 scores a compare.
+ * Separate passes (maxima, a floor from their histogram, offers, one memset) cost ~25% more of a
+ * query on the realistic 333 k. */
 static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
 {
-    uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax;
-    const uint32_t *acc = s->acc;
-    uint32_t nz = 0;
+    const uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, full = n_docs / RANGE_DOCS;
+    uint32_t *acc = s->acc, *rmax = r->rmax, *at = r->rmax + n_ranges, *heap = r->mheap, kept = 0;
+    int hn = 0;
     if (s->seg->deleted) /* a deleted document must not set a range's maximum (the floor below) */
         for (uint32_t w = 0; w < (n_docs + 63) / 64; w++)
             for (uint64_t m = s->seg->deleted[w]; m; m &= m - 1)
                 if (w * 64 + (uint32_t)__builtin_ctzll(m) < n_docs)
-                    s->acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
-    range_maxima(acc, n_docs, rmax);
-    uint32_t top = 0;
-    for (uint32_t g = 0; g < n_ranges; g++) {
-        nz += rmax[g] != 0;
-        top = rmax[g] > top ? rmax[g] : top;
+                    acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
+    uint32_t (*take)(uint32_t *, uint32_t, uint32_t *) = take_scalar;
+    void (*offer)(splade_searcher *, topk *, const uint32_t *, uint32_t, uint32_t) = offer_scalar;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) {
+        take = take64_avx512;
+        offer = offer64_avx512;
     }
-    uint32_t floor = nz > (uint32_t)c->k ? maxima_floor(rmax, n_ranges, top, (uint32_t)c->k)
-                                         : score_floor(r, acc, n_docs, (uint32_t)c->k);
+#endif
     for (uint32_t g = 0; g < n_ranges; g++) {
-        if (rmax[g] < floor)
-            continue;
-        uint32_t o = g * RANGE_DOCS, e = o + RANGE_DOCS < n_docs ? o + RANGE_DOCS : n_docs;
-        for (uint32_t d = o; d < e; d++) {
-            uint32_t a = acc[d];
-            if (a >= floor && a >= topk_threshold(c))
-                topk_offer(c, (topk_hit){splade_segment_seq(s->seg, d), d, a}); /* the exact search's tie rule */
+        uint32_t *keep = r->vals + (size_t)kept * RANGE_DOCS, m;
+        const uint32_t bound = hn < c->k ? 1 : heap[0];
+        if (g < full)
+            m = take(acc + g * RANGE_DOCS, bound, keep);
+        else { /* the last, partial range, through a full one */
+            uint32_t tail[RANGE_DOCS] = {0}, left = n_docs - g * RANGE_DOCS;
+            memcpy(tail, acc + g * RANGE_DOCS, left * sizeof *acc);
+            memset(acc + g * RANGE_DOCS, 0, left * sizeof *acc);
+            m = take_scalar(tail, bound, keep);
+        }
+        if (m) {
+            rmax[kept] = m;
+            at[kept++] = g;
+            maxima_push(heap, &hn, c->k, m);
         }
     }
-    memset(s->acc, 0, (size_t)n_docs * sizeof *s->acc);
+    const uint32_t floor = hn == c->k ? heap[0] : score_floor(r, kept, (uint32_t)c->k);
+    for (uint32_t i = 0; i < kept; i++)
+        if (rmax[i] >= floor)
+            offer(s, c, r->vals + (size_t)i * RANGE_DOCS, at[i] * RANGE_DOCS, floor);
 }
 
 /* Swaps query terms a and b (their cursors and term ids) in the searcher's order. */
@@ -357,18 +421,31 @@ static uint32_t lowest_impact(const struct copied *c, uint32_t theta)
     return (theta + c->qw - 1) / c->qw;
 }
 
-/* Postings of impact >= low at the head of a window's n (by decreasing impact): a lower bound. */
-static uint32_t head_of(const uint8_t *imps, uint32_t n, uint8_t low)
+/* One (window, copy) pair's search for its head: the postings of impact >= low at the front of the
+ * window's imps (by decreasing impact), found as lo once len is 0. */
+struct head_search {
+    const uint8_t *imps;
+    uint32_t lo, len;
+    uint8_t low;
+};
+
+/* Every pair's head, the binary searches advanced in lockstep without branches: one search after the
+ * other cost ~9% of a query on the realistic 333 k (24 copies x 6 windows, each probe a miss into the
+ * copies and a mispredicted branch); in lockstep a round's probes are independent loads whose misses
+ * overlap. */
+static void search_heads(struct head_search *h, uint32_t n)
 {
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (imps[mid] >= low)
-            lo = mid + 1;
-        else
-            hi = mid;
+    uint32_t any = 1;
+    while (any) {
+        any = 0;
+        for (uint32_t p = 0; p < n; p++) {
+            const uint32_t len = h[p].len, half = len >> 1, i = len ? h[p].lo + half : 0;
+            const int take = len && h[p].imps[i] >= h[p].low;
+            h[p].lo += take ? half + 1 : 0;
+            h[p].len = take ? len - half - 1 : half;
+            any |= h[p].len;
+        }
     }
-    return lo;
 }
 
 /* Postings of the n copies at threshold theta. */
@@ -439,12 +516,29 @@ static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
             live++;
         }
     }
-    add_prefix_fn *add_prefix = pick_add_prefix();
-    for (uint32_t w = 0; w < o->n_win; w++) /* window by window: its accumulators stay in cache */
-        for (int j = 0; j < live; j++) {
+    const uint32_t pairs = o->n_win * (uint32_t)live;
+    if (pairs > r->heads_cap) {
+        free(r->heads);
+        r->heads = malloc((size_t)pairs * sizeof *r->heads);
+        r->heads_cap = r->heads ? pairs : 0;
+        if (!r->heads)
+            return -1;
+    }
+    static const uint8_t none = 0; /* an empty window's probe (never read: its len is 0) */
+    for (uint32_t w = 0, p = 0; w < o->n_win; w++)
+        for (int j = 0; j < live; j++, p++) {
             const struct copied *c = &r->copies[j];
-            const uint32_t from = c->l.win[w], len = head_of(c->l.imps + from, c->l.win[w + 1] - from, c->low);
-            add_prefix(s->acc, w << SPLADE_IMPACT_WINDOW_SHIFT, c->l.docs + from, c->l.imps + from, len, c->qw, n_docs);
+            const uint32_t from = c->l.win[w], len = c->l.win[w + 1] - from;
+            r->heads[p] = (struct head_search){len ? c->l.imps + from : &none, 0, len, c->low};
+        }
+    search_heads(r->heads, pairs);
+    add_prefix_fn *add_prefix = pick_add_prefix();
+    for (uint32_t w = 0, p = 0; w < o->n_win; w++) /* window by window: its accumulators stay in cache */
+        for (int j = 0; j < live; j++, p++) {
+            const struct copied *c = &r->copies[j];
+            const uint32_t from = c->l.win[w];
+            add_prefix(s->acc, w << SPLADE_IMPACT_WINDOW_SHIFT, c->l.docs + from, c->l.imps + from, r->heads[p].lo,
+                       c->qw, n_docs);
         }
     return 0;
 }
