@@ -26,19 +26,20 @@
 #include "query/search_internal.h"
 #include "query/wtaat.h"
 
+#define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
+
 struct splade_rescore {
     uint8_t *qimp;   /* query impact per term of the segment file (zero but while rescoring) */
     uint32_t qimp_cap;
     int32_t *terms;  /* the query's terms in the segment (all of them, before the cut) */
     int terms_cap;
-    topk_hit *cand;  /* the candidates' heap */
+    topk_hit *cand;  /* the candidates */
+    topk_hit *ties;  /* those tied at the lowest score taken, settled by sequence numbers (cand_cap) */
     int cand_cap;
-    uint32_t *rmax;  /* per 64-document range, its largest partial score (then scratch of select) */
-    uint32_t rmax_cap;
-    uint32_t *vals;  /* the kept ranges' partial scores (64 a range) */
-    uint32_t *sel;   /* their nonzero ones, where ranges are fewer than candidates */
-    uint32_t sel_cap;
-    uint32_t *mheap; /* the k largest range maxima so far (cand_cap) */
+    uint32_t *kept;  /* the 64-document ranges kept by collect_candidates */
+    uint32_t kept_cap;
+    uint32_t *top;   /* the largest partial scores so far (2 cand_cap + 64) */
+    uint32_t tail[RANGE_DOCS]; /* the last, partial range's scores */
     struct copied *copies; /* the budgeted pass's impact-ordered lists (terms_cap of them) */
     struct head_search *heads; /* the budgeted pass's (window, copy) pairs */
     uint32_t heads_cap;
@@ -51,7 +52,6 @@ struct copied {
     uint8_t low; /* its lowest impact taken (0: none) */
 };
 
-#define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
 
 void splade_rescore_free(struct splade_rescore *r)
 {
@@ -60,10 +60,8 @@ void splade_rescore_free(struct splade_rescore *r)
     free(r->qimp);
     free(r->terms);
     free(r->cand);
-    free(r->rmax);
-    free(r->vals);
-    free(r->sel);
-    free(r->mheap);
+    free(r->kept);
+    free(r->top);
     free(r->copies);
     free(r->heads);
     free(r);
@@ -74,19 +72,17 @@ static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int 
     struct splade_rescore *r = s->rs ? s->rs : (s->rs = calloc(1, sizeof *s->rs));
     if (!r)
         return NULL;
-    uint32_t ranges = 2 * ((splade_index_max_segment_docs(s->ix) + RANGE_DOCS - 1) / RANGE_DOCS) + 1;
-    if (ranges > r->rmax_cap) {
-        free(r->rmax);
-        free(r->vals);
-        r->rmax = malloc(ranges * sizeof *r->rmax);
-        r->vals = malloc((size_t)ranges * RANGE_DOCS / 2 * sizeof *r->vals);
-        r->rmax_cap = r->rmax && r->vals ? ranges : 0;
+    uint32_t ranges = (splade_index_max_segment_docs(s->ix) + RANGE_DOCS - 1) / RANGE_DOCS + 1;
+    if (ranges > r->kept_cap) {
+        free(r->kept);
+        r->kept = malloc(ranges * sizeof *r->kept);
+        r->kept_cap = r->kept ? ranges : 0;
     }
-    if (r->rmax_cap < ranges)
+    if (r->kept_cap < ranges)
         return NULL;
     if (n_terms > r->qimp_cap) {
         free(r->qimp);
-        r->qimp = calloc(n_terms, 1);
+        r->qimp = calloc((size_t)n_terms + 4, 1); /* (+4: exact_score reads 4 bytes from any term) */
         r->qimp_cap = r->qimp ? n_terms : 0;
     }
     if (n > r->terms_cap) {
@@ -98,10 +94,12 @@ static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int 
     }
     if (cands > r->cand_cap) {
         free(r->cand);
-        free(r->mheap);
+        free(r->top);
+        free(r->ties);
         r->cand = malloc((size_t)cands * sizeof *r->cand);
-        r->mheap = malloc((size_t)cands * sizeof *r->mheap);
-        r->cand_cap = r->cand && r->mheap ? cands : 0;
+        r->ties = malloc((size_t)cands * sizeof *r->ties);
+        r->top = malloc((2 * (size_t)cands + RANGE_DOCS) * sizeof *r->top);
+        r->cand_cap = r->cand && r->ties && r->top ? cands : 0;
     }
     return r->qimp_cap >= n_terms && r->terms_cap >= n && r->cand_cap >= cands ? r : NULL;
 }
@@ -112,7 +110,7 @@ static uint32_t internal_id(const splade_segment *g, uint32_t doc)
     return g->deleted ? g->live[doc - g->base] : doc - g->base;
 }
 
-static uint32_t exact_score(const splade_forward *f, const uint8_t *qimp, uint32_t d)
+static uint32_t exact_score_scalar(const splade_forward *f, const uint8_t *qimp, uint32_t d)
 {
     uint32_t score = 0;
     const uint8_t *imp = f->imp;
@@ -125,94 +123,105 @@ static uint32_t exact_score(const splade_forward *f, const uint8_t *qimp, uint32
     return score;
 }
 
-/* The candidate floor's running estimate: a min-heap of the k largest range maxima seen so far, whose
- * root (once k are in) is at most the final k-th largest. */
-static void maxima_push(uint32_t *h, int *n, int k, uint32_t v)
-{
-    int i;
-    if (*n < k) { /* sift up */
-        for (i = (*n)++; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2)
-            h[i] = h[(i - 1) / 2];
-    } else if (v > h[0]) { /* replace the root, sift down */
-        for (i = 0;;) {
-            int c = 2 * i + 1;
-            if (c >= k)
-                break;
-            c += c + 1 < k && h[c + 1] < h[c];
-            if (h[c] >= v)
-                break;
-            h[i] = h[c];
-            i = c;
-        }
-    } else
-        return;
-    h[i] = v;
-}
-
-static uint32_t max_scalar(const uint32_t *a, uint32_t n)
-{
-    uint32_t best = 0;
-    for (uint32_t d = 0; d < n; d++)
-        best = a[d] > best ? a[d] : best;
-    return best;
-}
-
 #if defined(__x86_64__)
 #include <immintrin.h>
-/* A full range a of 64 accumulators: its largest, copied to keep when it reaches bound (else 0), and
- * zeroed when touched (while in cache). */
-__attribute__((target("avx512f"))) static uint32_t take64_avx512(uint32_t *a, uint32_t bound, uint32_t *keep)
+/* 16 entries a step: the query impacts gathered as 32-bit words at byte offsets (qimp has 4 bytes of
+ * slack), the low byte kept. Scalar, a candidate's ~175 entries cost ~2.5 cycles each (a load whose
+ * address is a load), as much as the rest of its rescoring. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static uint32_t exact_score_avx512(const splade_forward *f,
+                                                                                     const uint8_t *qimp, uint32_t d)
 {
-    const __m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 16), a2 = _mm512_loadu_si512(a + 32),
-                  a3 = _mm512_loadu_si512(a + 48);
-    const __m512i m = _mm512_max_epu32(_mm512_max_epu32(a0, a1), _mm512_max_epu32(a2, a3)), z = _mm512_setzero_si512();
-    if (!_mm512_test_epi32_mask(m, m))
-        return 0; /* untouched: nothing to clear */
-    uint32_t best = 0;
-    if (_mm512_cmpge_epu32_mask(m, _mm512_set1_epi32((int)bound))) {
-        best = _mm512_reduce_max_epu32(m);
-        _mm512_storeu_si512(keep, a0);
-        _mm512_storeu_si512(keep + 16, a1);
-        _mm512_storeu_si512(keep + 32, a2);
-        _mm512_storeu_si512(keep + 48, a3);
+    if (!f->t16)
+        return exact_score_scalar(f, qimp, d);
+    const uint64_t from = f->off[d];
+    const uint32_t n = (uint32_t)(f->off[d + 1] - from);
+    const uint16_t *t = f->t16 + from;
+    const uint8_t *imp = f->imp + from;
+    const __m512i low = _mm512_set1_epi32(0xff);
+    __m512i sum = _mm512_setzero_si512();
+    for (uint32_t i = 0; i < n; i += 16) {
+        const __mmask16 in = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512i idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, t + i));
+        const __m512i q = _mm512_and_si512(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), in, idx, (const void *)qimp, 1), low);
+        sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(q, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(in, imp + i))));
     }
-    _mm512_storeu_si512(a, z);
-    _mm512_storeu_si512(a + 16, z);
-    _mm512_storeu_si512(a + 32, z);
-    _mm512_storeu_si512(a + 48, z);
-    return best;
-}
-
-/* Offers the documents base + j of the 64 scores v[j] that reach floor and the heap's threshold. */
-__attribute__((target("avx512f"))) static void offer64_avx512(splade_searcher *s, topk *c, const uint32_t *v,
-                                                               uint32_t base, uint32_t floor)
-{
-    for (int q = 0; q < 64; q += 16) {
-        const uint32_t t = topk_threshold(c), at = floor > t ? floor : t;
-        for (uint32_t m = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(v + q), _mm512_set1_epi32((int)at)); m; m &= m - 1) {
-            const uint32_t j = (uint32_t)q + (uint32_t)__builtin_ctz(m), d = base + j;
-            if (v[j] >= topk_threshold(c))
-                topk_offer(c, (topk_hit){splade_segment_seq(s->seg, d), d, v[j]}); /* the exact search's tie rule */
-        }
-    }
+    return (uint32_t)_mm512_reduce_add_epi32(sum);
 }
 #endif
 
-static uint32_t take_scalar(uint32_t *a, uint32_t bound, uint32_t *keep)
+typedef uint32_t exact_score_fn(const splade_forward *, const uint8_t *, uint32_t);
+
+static exact_score_fn *pick_exact_score(void)
 {
-    const uint32_t m = max_scalar(a, RANGE_DOCS);
-    if (m >= bound)
-        memcpy(keep, a, RANGE_DOCS * sizeof *a);
-    if (m)
-        memset(a, 0, RANGE_DOCS * sizeof *a);
-    return m >= bound ? m : 0;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return exact_score_avx512;
+#endif
+    return exact_score_scalar;
 }
 
-static void offer_scalar(splade_searcher *s, topk *c, const uint32_t *v, uint32_t base, uint32_t floor)
+#if defined(__x86_64__)
+/* A full range a of 64 accumulators: when its largest reaches bound, its scores that do are appended
+ * to out and their number returned (the range kept as it is); else 0, the range zeroed if touched
+ * (while in cache). */
+__attribute__((target("avx512f"))) static uint32_t take64_avx512(uint32_t *a, uint32_t bound, uint32_t *out)
 {
+    const __m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 16), a2 = _mm512_loadu_si512(a + 32),
+                  a3 = _mm512_loadu_si512(a + 48), b = _mm512_set1_epi32((int)bound);
+    const __m512i m = _mm512_max_epu32(_mm512_max_epu32(a0, a1), _mm512_max_epu32(a2, a3));
+    if (_mm512_cmpge_epu32_mask(m, b)) {
+        const __mmask16 k0 = _mm512_cmpge_epu32_mask(a0, b), k1 = _mm512_cmpge_epu32_mask(a1, b),
+                        k2 = _mm512_cmpge_epu32_mask(a2, b), k3 = _mm512_cmpge_epu32_mask(a3, b);
+        uint32_t n = 0;
+        _mm512_mask_compressstoreu_epi32(out, k0, a0);
+        n += (uint32_t)__builtin_popcount(k0);
+        _mm512_mask_compressstoreu_epi32(out + n, k1, a1);
+        n += (uint32_t)__builtin_popcount(k1);
+        _mm512_mask_compressstoreu_epi32(out + n, k2, a2);
+        n += (uint32_t)__builtin_popcount(k2);
+        _mm512_mask_compressstoreu_epi32(out + n, k3, a3);
+        return n + (uint32_t)__builtin_popcount(k3);
+    }
+    if (_mm512_test_epi32_mask(m, m)) {
+        const __m512i z = _mm512_setzero_si512();
+        _mm512_storeu_si512(a, z);
+        _mm512_storeu_si512(a + 16, z);
+        _mm512_storeu_si512(a + 32, z);
+        _mm512_storeu_si512(a + 48, z);
+    }
+    return 0;
+}
+
+/* Bit j: v[j] >= floor, for the 64 scores of v. */
+__attribute__((target("avx512f"))) static uint64_t ge64_avx512(const uint32_t *v, uint32_t floor)
+{
+    const __m512i f = _mm512_set1_epi32((int)floor);
+    uint64_t m = 0;
+    for (int q = 0; q < 64; q += 16)
+        m |= (uint64_t)_mm512_cmpge_epu32_mask(_mm512_loadu_si512(v + q), f) << q;
+    return m;
+}
+#endif
+
+static uint32_t take_scalar(uint32_t *a, uint32_t bound, uint32_t *out)
+{
+    uint32_t n = 0, touched = 0;
+    for (uint32_t j = 0; j < RANGE_DOCS; j++) {
+        touched |= a[j];
+        if (a[j] >= bound)
+            out[n++] = a[j];
+    }
+    if (!n && touched)
+        memset(a, 0, RANGE_DOCS * sizeof *a);
+    return n;
+}
+
+static uint64_t ge_scalar(const uint32_t *v, uint32_t floor)
+{
+    uint64_t m = 0;
     for (uint32_t j = 0; j < RANGE_DOCS; j++)
-        if (v[j] >= floor && v[j] >= topk_threshold(c))
-            topk_offer(c, (topk_hit){splade_segment_seq(s->seg, base + j), base + j, v[j]}); /* the exact search's tie rule */
+        m |= (uint64_t)(v[j] >= floor) << j;
+    return m;
 }
 
 static int by_desc_u32(const void *a, const void *b)
@@ -221,7 +230,8 @@ static int by_desc_u32(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* The cands-th largest of v[0 .. n) (n > cands), by quickselect (v reordered). */
+/* The cands-th largest of v[0 .. n) (n > cands), by quickselect (v reordered: the cands largest in
+ * front). */
 static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
 {
     uint32_t lo = 0, hi = n - 1, want = cands - 1;
@@ -249,74 +259,78 @@ static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
     return v[want];
 }
 
-/* The cands-th largest nonzero score of the n saved ranges' (1 if fewer), when fewer ranges than
- * candidates hold a score (SciFact's 81 ranges for 100: offering every document instead cost 40 µs a
- * query); without memory for the copy, 1 (every document offered: slower, the same candidates). */
-static uint32_t score_floor(struct splade_rescore *r, uint32_t n, uint32_t cands)
+/* The kept range g's 64 scores: in the accumulators, the last partial one in r->tail. */
+static uint32_t *kept_scores(splade_searcher *s, struct splade_rescore *r, uint32_t g, uint32_t full)
 {
-    const uint32_t vals = n * RANGE_DOCS;
-    if (vals > r->sel_cap) {
-        free(r->sel);
-        r->sel = malloc((size_t)vals * sizeof *r->sel);
-        r->sel_cap = r->sel ? vals : 0;
-        if (!r->sel)
-            return 1;
-    }
-    uint32_t nz = 0;
-    for (uint32_t i = 0; i < vals; i++)
-        if (r->vals[i])
-            r->sel[nz++] = r->vals[i];
-    return nz > cands ? select_nth(r->sel, nz, cands) : 1;
+    return g < full ? s->acc + (size_t)g * RANGE_DOCS : r->tail;
 }
 
 /* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
  * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
- * zeroed. The cands-th largest range maximum is a floor of the cands-th largest score (each of those
- * ranges holds a document at its maximum), so only ranges reaching it hold candidates. One pass over
- * the accumulators finds each range's maximum, keeps a copy of the ranges that reach the k-th largest
- * maximum seen so far (a running floor: ~k ln(ranges / k) of them) and zeroes every touched range
- * while it is in cache; the kept ranges reaching the final floor are then offered, 16 scores a compare.
- * Separate passes (maxima, a floor from their histogram, offers, one memset) cost ~25% more of a
- * query on the realistic 333 k. */
+ * zeroed. One pass over the accumulators, range by range (64 documents), keeps a running floor: the
+ * cands-th largest score seen so far, never above the final cands-th largest S. A range whose maximum
+ * is below it holds no candidate and is zeroed while in cache; the others are kept as they are and
+ * their scores reaching the floor are collected (the floor rises each time cands more are in, by
+ * quickselect). The collected scores give S; the kept ranges' documents above S are the candidates,
+ * with those equal to S settled by sequence numbers. Separate passes (range maxima, a floor from
+ * their histogram, every document reaching it offered to a heap, one memset) cost ~15% more of a
+ * query on the realistic 333 k (bench/results/query-approx-half-2026-11-26.md). */
 static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
 {
     const uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, full = n_docs / RANGE_DOCS;
-    uint32_t *acc = s->acc, *rmax = r->rmax, *at = r->rmax + n_ranges, *heap = r->mheap, kept = 0;
-    int hn = 0;
-    if (s->seg->deleted) /* a deleted document must not set a range's maximum (the floor below) */
+    const uint32_t k = (uint32_t)c->k;
+    uint32_t *acc = s->acc, *at = r->kept, *top = r->top, kept = 0, nt = 0, bound = 1;
+    if (s->seg->deleted) /* a deleted document must not raise the floor */
         for (uint32_t w = 0; w < (n_docs + 63) / 64; w++)
             for (uint64_t m = s->seg->deleted[w]; m; m &= m - 1)
                 if (w * 64 + (uint32_t)__builtin_ctzll(m) < n_docs)
                     acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
     uint32_t (*take)(uint32_t *, uint32_t, uint32_t *) = take_scalar;
-    void (*offer)(splade_searcher *, topk *, const uint32_t *, uint32_t, uint32_t) = offer_scalar;
+    uint64_t (*ge)(const uint32_t *, uint32_t) = ge_scalar;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx512f")) {
         take = take64_avx512;
-        offer = offer64_avx512;
+        ge = ge64_avx512;
     }
 #endif
     for (uint32_t g = 0; g < n_ranges; g++) {
-        uint32_t *keep = r->vals + (size_t)kept * RANGE_DOCS, m;
-        const uint32_t bound = hn < c->k ? 1 : heap[0];
+        uint32_t got;
         if (g < full)
-            m = take(acc + g * RANGE_DOCS, bound, keep);
-        else { /* the last, partial range, through a full one */
-            uint32_t tail[RANGE_DOCS] = {0}, left = n_docs - g * RANGE_DOCS;
-            memcpy(tail, acc + g * RANGE_DOCS, left * sizeof *acc);
+            got = take(acc + g * RANGE_DOCS, bound, top + nt);
+        else { /* the last, partial range, moved into r->tail */
+            const uint32_t left = n_docs - g * RANGE_DOCS;
+            memset(r->tail, 0, sizeof r->tail);
+            memcpy(r->tail, acc + g * RANGE_DOCS, left * sizeof *acc);
             memset(acc + g * RANGE_DOCS, 0, left * sizeof *acc);
-            m = take_scalar(tail, bound, keep);
+            got = take_scalar(r->tail, bound, top + nt);
         }
-        if (m) {
-            rmax[kept] = m;
+        if (got) {
             at[kept++] = g;
-            maxima_push(heap, &hn, c->k, m);
+            nt += got;
+            if (nt >= 2 * k) { /* the k largest so far stay in front: the floor rises */
+                bound = select_nth(top, nt, k);
+                nt = k;
+            }
         }
     }
-    const uint32_t floor = hn == c->k ? heap[0] : score_floor(r, kept, (uint32_t)c->k);
-    for (uint32_t i = 0; i < kept; i++)
-        if (rmax[i] >= floor)
-            offer(s, c, r->vals + (size_t)i * RANGE_DOCS, at[i] * RANGE_DOCS, floor);
+    const uint32_t kth = nt >= k ? select_nth(top, nt, k) : 1; /* (fewer than k scores: all of them) */
+    uint32_t above = 0;
+    for (uint32_t i = 0; i < nt && i < k; i++) /* (all above kth are among the k in front) */
+        above += top[i] > kth;
+    topk ties = {r->ties, 0, (int)(k - above)};
+    for (uint32_t i = 0; i < kept; i++) {
+        uint32_t *v = kept_scores(s, r, at[i], full);
+        for (uint64_t m = ge(v, kth); m; m &= m - 1) {
+            const uint32_t j = (uint32_t)__builtin_ctzll(m), d = at[i] * RANGE_DOCS + j;
+            if (v[j] > kth)
+                c->h[c->n++] = (topk_hit){0, d, v[j]}; /* (no tie to settle: no key) */
+            else
+                topk_offer(&ties, (topk_hit){splade_segment_seq(s->seg, d), d, v[j]}); /* the exact search's tie rule */
+        }
+        memset(v, 0, RANGE_DOCS * sizeof *v);
+    }
+    for (int i = 0; i < ties.n; i++)
+        c->h[c->n++] = ties.h[i];
 }
 
 /* Swaps query terms a and b (their cursors and term ids) in the searcher's order. */
@@ -577,6 +591,7 @@ int splade_rescore(splade_searcher *s, int n, topk *t)
         uint32_t d = c.h[i].doc = dense ? c.h[i].doc : internal_id(s->seg, c.h[i].doc);
         prefetch_doc(f, d);
     }
+    exact_score_fn *exact_score = pick_exact_score();
     for (int i = 0; i < c.n; i++) {
         uint32_t d = c.h[i].doc;
         seg_offer(s, t, d, exact_score(f, r->qimp, d));
