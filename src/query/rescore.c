@@ -446,7 +446,7 @@ struct head_search {
 /* Every pair's head, the binary searches advanced in lockstep without branches: one search after the
  * other cost ~9% of a query on the realistic 333 k (24 copies x 6 windows, each probe a miss into the
  * copies and a mispredicted branch); in lockstep a round's probes are independent loads whose misses
- * overlap. */
+ * overlap, and each search starts within its level bracket (impact_order.h): a few postings. */
 static void search_heads(struct head_search *h, uint32_t n)
 {
     uint32_t any = 1;
@@ -538,12 +538,13 @@ static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
         if (!r->heads)
             return -1;
     }
-    static const uint8_t none = 0; /* an empty window's probe (never read: its len is 0) */
+    static const uint8_t none = 0; /* an empty bracket's probe (never read: its len is 0) */
     for (uint32_t w = 0, p = 0; w < o->n_win; w++)
-        for (int j = 0; j < live; j++, p++) {
+        for (int j = 0; j < live; j++, p++) { /* each head within its impact levels' bracket */
             const struct copied *c = &r->copies[j];
-            const uint32_t from = c->l.win[w], len = c->l.win[w + 1] - from;
-            r->heads[p] = (struct head_search){len ? c->l.imps + from : &none, 0, len, c->low};
+            const uint32_t *lvl = c->l.lvl + (size_t)w * SPLADE_IMPACT_LEVELS, below = c->low / 4, above = (c->low + 3) / 4;
+            const uint32_t hi = lvl[below], lo = above < SPLADE_IMPACT_LEVELS ? lvl[above] : 0;
+            r->heads[p] = (struct head_search){hi > lo ? c->l.imps + c->l.win[w] : &none, lo, hi - lo, c->low};
         }
     search_heads(r->heads, pairs);
     add_prefix_fn *add_prefix = pick_add_prefix();
