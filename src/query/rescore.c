@@ -280,7 +280,7 @@ static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uin
 {
     const uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, full = n_docs / RANGE_DOCS;
     const uint32_t k = (uint32_t)c->k;
-    uint32_t *acc = s->acc, *at = r->kept, *top = r->top, kept = 0, nt = 0, bound = 1;
+    uint32_t *acc = s->acc, *at = r->kept, *top = r->top, kept = 0, nt = 0, bound = 1, dropped = 0;
     if (s->seg->deleted) /* a deleted document must not raise the floor */
         for (uint32_t w = 0; w < (n_docs + 63) / 64; w++)
             for (uint64_t m = s->seg->deleted[w]; m; m &= m - 1)
@@ -310,20 +310,27 @@ static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uin
             nt += got;
             if (nt >= 2 * k) { /* the k largest so far stay in front: the floor rises */
                 bound = select_nth(top, nt, k);
+                for (uint32_t i = k; i < nt; i++) /* scores equal to it left out: a tie to settle */
+                    dropped = top[i] == bound ? bound : dropped;
                 nt = k;
             }
         }
     }
     const uint32_t kth = nt >= k ? select_nth(top, nt, k) : 1; /* (fewer than k scores: all of them) */
-    uint32_t above = 0;
-    for (uint32_t i = 0; i < nt && i < k; i++) /* (all above kth are among the k in front) */
+    uint32_t above = 0, equal = 0;
+    for (uint32_t i = 0; i < nt; i++) {
         above += top[i] > kth;
+        equal += top[i] == kth;
+    }
+    /* every score equal to kth is in top unless some were left out: then, or if they outnumber the
+     * places left, the tie is settled by sequence numbers (a lookup each, at random) */
+    const int tie = above + equal > k || dropped == kth;
     topk ties = {r->ties, 0, (int)(k - above)};
     for (uint32_t i = 0; i < kept; i++) {
         uint32_t *v = kept_scores(s, r, at[i], full);
         for (uint64_t m = ge(v, kth); m; m &= m - 1) {
             const uint32_t j = (uint32_t)__builtin_ctzll(m), d = at[i] * RANGE_DOCS + j;
-            if (v[j] > kth)
+            if (v[j] > kth || !tie)
                 c->h[c->n++] = (topk_hit){0, d, v[j]}; /* (no tie to settle: no key) */
             else
                 topk_offer(&ties, (topk_hit){splade_segment_seq(s->seg, d), d, v[j]}); /* the exact search's tie rule */
