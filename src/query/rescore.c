@@ -225,20 +225,20 @@ static uint64_t ge_scalar(const uint32_t *v, uint32_t floor)
     return m;
 }
 
-/* v[lo .. hi) split without branches (a swap each, the boundary moving by the compare): those with
- * before(x) first; returns the boundary. */
-#define SPLIT(v, lo, hi, before)                                                                                \
-    ({                                                                                                         \
-        uint32_t at_ = (lo);                                                                                   \
-        for (uint32_t i_ = (lo); i_ < (hi); i_++) {                                                            \
-            const uint32_t x = (v)[i_];                                                                        \
-            const int in_ = (before);                                                                          \
-            (v)[i_] = (v)[at_];                                                                                \
-            (v)[at_] = x;                                                                                      \
-            at_ += (uint32_t)in_;                                                                              \
-        }                                                                                                      \
-        at_;                                                                                                   \
-    })
+/* v[lo .. hi) split without branches (a swap each, the boundary moving by the compare): those above
+ * pivot (equal: those equal to it) first; returns the boundary. */
+static uint32_t split(uint32_t *v, uint32_t lo, uint32_t hi, uint32_t pivot, int equal)
+{
+    uint32_t at = lo;
+    for (uint32_t i = lo; i < hi; i++) {
+        const uint32_t x = v[i];
+        const uint32_t in = equal ? x == pivot : x > pivot;
+        v[i] = v[at];
+        v[at] = x;
+        at += in;
+    }
+    return at;
+}
 
 /* The cands-th largest of v[0 .. n) (n > cands), by quickselect (v reordered: the cands largest in
  * front). Branch-free three-way splits: the scores are small integers with many ties, and a branchy
@@ -249,8 +249,7 @@ static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
     for (;;) {
         const uint32_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
         const uint32_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b); /* median of 3 */
-        const uint32_t gt = SPLIT(v, lo, hi, x > pivot);
-        const uint32_t eq = SPLIT(v, gt, hi, x == pivot);
+        const uint32_t gt = split(v, lo, hi, pivot, 0), eq = split(v, gt, hi, pivot, 1);
         if (want < gt)
             hi = gt;
         else if (want < eq)
