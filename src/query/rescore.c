@@ -63,6 +63,7 @@ void splade_rescore_free(struct splade_rescore *r)
     free(r->cand);
     free(r->kept);
     free(r->top);
+    free(r->ties);
     free(r->copies);
     free(r->heads);
     free(r);
