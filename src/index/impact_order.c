@@ -1,12 +1,13 @@
 /* Impact-ordered copies of the long lists (impact_order.h), for the budgeted candidate pass of the
  * approximate search (src/query/rescore.c). Each list of SPLADE_IMPACT_MIN_LIST postings or more is
  * decoded once and, window of documents by window, counting-sorted by its 8-bit impacts (doc ids stay
- * ascending within an impact, as they come): 3 bytes per copied posting (16-bit doc id in its window, impact) plus ~1.2 KB
- * of counts and window offsets per list and 256 bytes of level counts per list and window; ~175 MB for the realistic 333 k's 58 M postings, built in
- * ~0.35 s on 2 threads (bench/results/query-approx-scale-2026-11-26.md). The common lists are copied
- * too, so that a query under its cut (which keeps them) stays within its budget. Built on a team of
- * threads (copies dealt round the members), like the forward index, only when a search asks for a
- * posting budget. */
+ * ascending within an impact, as they come): 3 bytes per copied posting (16-bit doc id in its window,
+ * impact) plus ~1.2 KB of counts and window offsets per list and 256 bytes of level counts per list and
+ * window (impact_order.h); ~183 MB for the realistic 333 k's 58 M postings, built in ~0.35 s on 2
+ * threads (bench/results/query-approx-scale-2026-11-26.md, query-approx-half-2026-11-26.md). The common
+ * lists are copied too, so that a query under its cut (which keeps them) stays within its budget. Built
+ * on a team of threads (copies dealt round the members), like the forward index, only when a search
+ * asks for a posting budget. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>

@@ -144,7 +144,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static uint32_t exact_score
     for (uint32_t i = 0; i < n; i += 16) {
         const __mmask16 in = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
         const __m512i idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, t + i));
-        const __m512i q = _mm512_and_si512(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), in, idx, (const void *)qimp, 1), low);
+        const __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), in, idx, (const void *)qimp, 1);
+        const __m512i q = _mm512_and_si512(g, low);
         sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(q, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(in, imp + i))));
     }
     return (uint32_t)_mm512_reduce_add_epi32(sum);
@@ -553,7 +554,8 @@ static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
     for (uint32_t w = 0, p = 0; w < o->n_win; w++)
         for (int j = 0; j < live; j++, p++) { /* each head within its impact levels' bracket */
             const struct copied *c = &r->copies[j];
-            const uint32_t *lvl = c->l.lvl + (size_t)w * SPLADE_IMPACT_LEVELS, below = c->low / 4, above = (c->low + 3) / 4;
+            const uint32_t *lvl = c->l.lvl + (size_t)w * SPLADE_IMPACT_LEVELS;
+            const uint32_t below = c->low / 4, above = (c->low + 3) / 4;
             const uint32_t hi = lvl[below], lo = above < SPLADE_IMPACT_LEVELS ? lvl[above] : 0;
             r->heads[p] = (struct head_search){hi > lo ? c->l.imps + c->l.win[w] : &none, lo, hi - lo, c->low};
         }
