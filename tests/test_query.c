@@ -808,11 +808,83 @@ static void test_budget(void **state)
     free_collection(&c);
 }
 
+/* The budgeted pass's window heads, found from each window's counts at impact levels (4 impacts apart)
+ * and a search within the level bracket of the lowest impact taken: on 70,000 documents (two windows)
+ * of continuous weights, every copy's level counts match its postings; a term of impacts 1, 2 and 3
+ * only (below the first level's floor of 4: found by the search alone) answers a query of it alone
+ * exactly with every posting, and with a budget of its postings of impact >= 2 (>= 3) returns just
+ * the documents of those impacts. */
+static void test_budget_levels(void **state)
+{
+    (void)state;
+    rng = 8642;
+    collection c;
+    make_collection(&c, 70000, 300, 10, 0);
+    const int32_t T = c.n_terms++; /* the new term, in every 7th document */
+    const float max = splade_scale_max(c.max / 255.0f);
+    float w[4] = {0};
+    for (int v = 1; v <= 3; v++) { /* a weight quantized to impact v */
+        w[v] = c.max * (float)v / 255.0f;
+        for (int i = 0; i < 100 && splade_quantize(w[v], max) != v; i++)
+            w[v] *= splade_quantize(w[v], max) < v ? 1.01f : 0.99f;
+        assert_int_equal(splade_quantize(w[v], max), v);
+    }
+    for (uint32_t d = 3, i = 0; d < c.n_docs; d += 7, i++) { /* 5 of impact 3, 5 of 2, the rest 1 */
+        c.terms[d] = realloc(c.terms[d], ((size_t)c.len[d] + 1) * sizeof(int32_t));
+        c.w[d] = realloc(c.w[d], ((size_t)c.len[d] + 1) * sizeof(float));
+        c.terms[d][c.len[d]] = T;
+        c.w[d][c.len[d]++] = w[i < 5 ? 3 : i < 10 ? 2 : 1];
+    }
+    char *dir = td_make("splade_test_query");
+    splade_index *ix = build(&c, dir);
+    const splade_impact_order *o = splade_index_impact_order(splade_index_segment(ix, 0)->ix);
+    assert_non_null(o);
+    assert_int_equal(o->n_win, 2);
+    int copies = 0;
+    for (int32_t t = 0; t < c.n_terms; t++) {
+        splade_impact_list l;
+        if (!splade_impact_list_of(o, t, &l))
+            continue;
+        copies++;
+        for (uint32_t win = 0; win < o->n_win; win++)
+            for (uint32_t L = 0; L < SPLADE_IMPACT_LEVELS; L++) {
+                uint32_t at = 0;
+                for (uint32_t i = l.win[win]; i < l.win[win + 1]; i++)
+                    at += l.imps[i] >= splade_impact_level_floor(L);
+                assert_int_equal(l.lvl[win * SPLADE_IMPACT_LEVELS + L], at);
+            }
+    }
+    assert_true(copies > 20);
+    float qw = 1.0f;
+    splade_qvec q;
+    assert_int_equal(splade_qvec_build(&T, &qw, 1, (uint32_t)c.n_terms, &q), 0);
+    enum { K = 10 };
+    splade_hit want[K], got[K];
+    int nw = brute_force(&c, &q, K, want), ng = -1;
+    assert_int_equal(nw, K);
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    const int budgets[3] = {INT_MAX, 10, 9}, found[3] = {K, K, 5}; /* every posting; impact >= 2; >= 3 */
+    for (int b = 0; b < 3; b++) {
+        splade_search_opts opts = {2, 0, K, budgets[b]};
+        assert_int_equal(splade_searcher_set_opts(s, &opts), 0);
+        assert_int_equal(splade_search(s, &q, K, SPLADE_ALGO_AUTO, got, &ng), 0);
+        assert_int_equal(ng, found[b]);
+        assert_memory_equal(got, want, (size_t)ng * sizeof *got);
+    }
+    splade_searcher_free(s);
+    splade_qvec_free(&q);
+    splade_index_close(ix);
+    td_free(dir);
+    free_collection(&c);
+}
+
 /* The impact-ordered copies (src/index/impact_order.c, built on a team of threads) against the
  * collection itself: a term has a copy iff it has SPLADE_IMPACT_MIN_LIST postings or more; a copy holds
  * exactly the documents of nonzero quantized weight, each with its impact, window by window (windows
  * of 2^SPLADE_IMPACT_WINDOW_SHIFT internal ids: two here), by decreasing impact within a window and
- * ascending id within an impact; its counts ge[v] are its postings of impact >= v. */
+ * ascending id within an impact; its counts ge[v] are its postings of impact >= v, and each window's
+ * counts at the impact levels (lvl) its postings of impact >= each level's floor. */
 static void test_impact_order(void **state)
 {
     (void)state;
@@ -850,6 +922,13 @@ static void test_impact_order(void **state)
         assert_memory_equal(l.ge, ge, sizeof ge);
         assert_int_equal(l.win[0], 0);
         assert_int_equal(l.win[o->n_win], n);
+        for (uint32_t w = 0; w < o->n_win; w++) /* each window's counts at the impact levels */
+            for (uint32_t L = 0; L < SPLADE_IMPACT_LEVELS; L++) {
+                uint32_t at = 0;
+                for (uint32_t i = l.win[w]; i < l.win[w + 1]; i++)
+                    at += l.imps[i] >= splade_impact_level_floor(L);
+                assert_int_equal(l.lvl[w * SPLADE_IMPACT_LEVELS + L], at);
+            }
         for (uint32_t w = 0; w < o->n_win; w++)
             for (uint32_t i = l.win[w]; i < l.win[w + 1]; i++) {
                 const uint32_t d = (w << SPLADE_IMPACT_WINDOW_SHIFT) + l.docs[i];
@@ -882,6 +961,7 @@ int main(void)
         cmocka_unit_test(test_rescore_threads_and_common_terms),
         cmocka_unit_test(test_rescore_wide_vocabulary),
         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_budget_levels),
         cmocka_unit_test(test_impact_order),
         cmocka_unit_test(test_forward_index),
     };

@@ -7,6 +7,8 @@
 #   SQ=<sq_latency> bash bench/query/approx_vs_seismic.sh INDEX SEISMIC_OUT QVECTORS OUT [ROUNDS=3] \
 #       [OURS="qc:bf:rescore[:budget] ..."] [SEISMIC="query_cut:heap_factor ..."]
 # SEISMIC_OUT: a bench/query/seismic_curve.sh output folder (idx/seismic, work/exact_float.trec).
+# SQ_BASE (optional): a second sq_latency (e.g. built from main) run with each of our settings right
+# after SQ, so that a change and its base alternate too (A B Seismic A B Seismic ...).
 set -euo pipefail
 : "${SQ:?}"
 IX=$1 SOUT=$2 Q=$3 OUT=$4 ROUNDS=${5:-3}
@@ -29,6 +31,10 @@ for r in $(seq "$ROUNDS"); do
     IFS=: read -r qc bf rs bu <<< "$s"; bu=${bu:-0} name=qc$qc-bf$bf-r$rs-b$bu
     QUERY_CUT=$qc BOUND_FACTOR=$bf RESCORE=$rs BUDGET=$bu "$SQ" "$IX" "$Q" "$OUT/$name.trec" "$OUT/$name.$r.lat" auto 10 1 > "$OUT/$name.$r.out"
     echo "round $r ours qc $qc bf $bf rescore $rs budget $bu: cpu median/mean/p99 $(cpu "$OUT/$name.$r.lat") recall $(rec "$OUT/$name.trec") load $(cut -d' ' -f1 /proc/loadavg)"
+    if [ -n "${SQ_BASE:-}" ]; then
+      QUERY_CUT=$qc BOUND_FACTOR=$bf RESCORE=$rs BUDGET=$bu "$SQ_BASE" "$IX" "$Q" "$OUT/base-$name.trec" "$OUT/base-$name.$r.lat" auto 10 1 > "$OUT/base-$name.$r.out"
+      echo "round $r base qc $qc bf $bf rescore $rs budget $bu: cpu median/mean/p99 $(cpu "$OUT/base-$name.$r.lat") recall $(rec "$OUT/base-$name.trec") load $(cut -d' ' -f1 /proc/loadavg)"
+    fi
     # a Seismic setting after each of ours (cycling through them)
     set -- $SEIS
     shift $((i % $#)); t=$1; i=$((i + 1))

@@ -1,12 +1,13 @@
 /* Impact-ordered copies of the long lists (impact_order.h), for the budgeted candidate pass of the
  * approximate search (src/query/rescore.c). Each list of SPLADE_IMPACT_MIN_LIST postings or more is
  * decoded once and, window of documents by window, counting-sorted by its 8-bit impacts (doc ids stay
- * ascending within an impact, as they come): 3 bytes per copied posting (16-bit doc id in its window, impact) plus ~1.2 KB
- * of counts and window offsets per list; ~175 MB for the realistic 333 k's 58 M postings, built in
- * ~0.35 s on 2 threads (bench/results/query-approx-scale-2026-11-26.md). The common lists are copied
- * too, so that a query under its cut (which keeps them) stays within its budget. Built on a team of
- * threads (copies dealt round the members), like the forward index, only when a search asks for a
- * posting budget. */
+ * ascending within an impact, as they come): 3 bytes per copied posting (16-bit doc id in its window,
+ * impact) plus ~1.2 KB of counts and window offsets per list and 256 bytes of level counts per list and
+ * window (impact_order.h); ~183 MB for the realistic 333 k's 58 M postings, built in ~0.35 s on 2
+ * threads (bench/results/query-approx-scale-2026-11-26.md, query-approx-half-2026-11-26.md). The common
+ * lists are copied too, so that a query under its cut (which keeps them) stays within its budget. Built
+ * on a team of threads (copies dealt round the members), like the forward index, only when a search
+ * asks for a posting budget. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -26,6 +27,7 @@ void splade_impact_order_free(splade_impact_order *o)
     free(o->first);
     free(o->ge);
     free(o->win);
+    free(o->lvl);
     free(o->docs);
     free(o->imps);
     free(o);
@@ -77,6 +79,12 @@ static void copy_list(const build_job *b, uint32_t j, uint32_t *docs, uint8_t *i
         while (i < n && docs[i] < end)
             cnt[imps[i++]]++;
         win[w] = from;
+        uint32_t *lvl = o->lvl + ((uint64_t)j * o->n_win + w) * SPLADE_IMPACT_LEVELS;
+        for (uint32_t L = SPLADE_IMPACT_LEVELS, v = 256, sum = 0; L-- > 0;) { /* impacts from the top down */
+            for (; v > splade_impact_level_floor(L);)
+                sum += cnt[--v];
+            lvl[L] = sum;
+        }
         if (i == from)
             continue;
         for (int v = 255, pos = (int)from; v >= 0; v--) { /* impact v's run starts after those above it */
@@ -85,7 +93,7 @@ static void copy_list(const build_job *b, uint32_t j, uint32_t *docs, uint8_t *i
         }
         for (uint32_t k = from; k < i; k++) {
             out_imp[at[imps[k]]] = imps[k];
-            out[at[imps[k]]++] = (uint16_t)(docs[k] & 0xffff);
+            out[at[imps[k]]++] = (uint16_t)(docs[k] & ((1u << SPLADE_IMPACT_WINDOW_SHIFT) - 1));
         }
     }
     win[o->n_win] = n;
@@ -134,11 +142,13 @@ static int plan(build_job *b)
     o->n_win = (ix->info.n_docs + (1u << SPLADE_IMPACT_WINDOW_SHIFT) - 1) >> SPLADE_IMPACT_WINDOW_SHIFT;
     o->ge = malloc(((size_t)o->n_copies + 1) * 256 * sizeof *o->ge);
     o->win = malloc(((size_t)o->n_copies + 1) * ((size_t)o->n_win + 1) * sizeof *o->win);
+    o->lvl = splade_big_alloc(((size_t)o->n_copies + 1) * o->n_win * SPLADE_IMPACT_LEVELS * sizeof *o->lvl);
     o->docs = splade_big_alloc((total ? total : 1) * sizeof *o->docs); /* huge pages: windows read at random */
     o->imps = splade_big_alloc(total ? total : 1);
     o->bytes = (uint64_t)o->n_terms * (sizeof *o->slot + sizeof *o->first) +
-               (uint64_t)o->n_copies * (256 + o->n_win + 1) * 4 + total * 3;
-    return o->ge && o->win && o->docs && o->imps;
+               (uint64_t)o->n_copies * ((256 + o->n_win + 1) * 4 + (uint64_t)o->n_win * SPLADE_IMPACT_LEVELS * 4) +
+               total * 3;
+    return o->ge && o->win && o->lvl && o->docs && o->imps;
 }
 
 static int build_threads(void)

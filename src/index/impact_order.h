@@ -15,6 +15,15 @@
  * doc id takes 2 bytes (its offset in the window): the budgeted pass streams the copies from memory,
  * 3 bytes a posting instead of 5 (rescore.c). */
 #define SPLADE_IMPACT_WINDOW_SHIFT 16
+/* Each window's postings are counted at impact levels: level L's count is of those of impact >= 4 L
+ * (>= 1 for level 0), so that the budgeted pass finds a window's head (its postings of impact >= some
+ * v) within the bracket of levels around v, a few postings, instead of searching the whole window
+ * (bench/results/query-approx-half-2026-11-26.md). 256 bytes a window and copy. */
+#define SPLADE_IMPACT_LEVELS 64
+static inline uint32_t splade_impact_level_floor(uint32_t level)
+{
+    return level ? 4 * level : 1;
+}
 
 typedef struct splade_impact_order {
     uint32_t n_terms;
@@ -23,6 +32,8 @@ typedef struct splade_impact_order {
     uint64_t *first; /* per copy j: its postings are docs[first[j] ..] and imps[first[j] ..] */
     uint32_t *ge;    /* per copy j, 256 counts: ge[256 j + v] postings have impact >= v */
     uint32_t *win;   /* per copy j, n_win + 1 offsets from first[j]: window w's postings */
+    uint32_t *lvl;   /* per copy j and window w, SPLADE_IMPACT_LEVELS counts at lvl[(j n_win + w) LEVELS]:
+                      * lvl[.. + L] of the window's postings have impact >= splade_impact_level_floor(L) */
     uint16_t *docs;  /* each copy's doc ids less their window's first, window by window; by decreasing
                       * impact within a window, ascending within an impact */
     uint8_t *imps;   /* their impacts */
@@ -35,6 +46,7 @@ typedef struct splade_impact_order {
 typedef struct {
     const uint16_t *docs; /* window w's: doc id = (w << SPLADE_IMPACT_WINDOW_SHIFT) + docs[i] */
     const uint32_t *ge, *win;
+    const uint32_t *lvl; /* window w's counts: lvl[w * SPLADE_IMPACT_LEVELS + L] */
     const uint8_t *imps;
 } splade_impact_list;
 
@@ -48,6 +60,7 @@ static inline int splade_impact_list_of(const splade_impact_order *o, int32_t t,
     l->imps = o->imps + o->first[j];
     l->ge = o->ge + 256 * (uint64_t)j;
     l->win = o->win + ((uint64_t)o->n_win + 1) * (uint64_t)j;
+    l->lvl = o->lvl + (uint64_t)o->n_win * SPLADE_IMPACT_LEVELS * (uint64_t)j;
     return 1;
 }
 

@@ -26,28 +26,33 @@
 #include "query/search_internal.h"
 #include "query/wtaat.h"
 
+#define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
+
 struct splade_rescore {
     uint8_t *qimp;   /* query impact per term of the segment file (zero but while rescoring) */
     uint32_t qimp_cap;
     int32_t *terms;  /* the query's terms in the segment (all of them, before the cut) */
     int terms_cap;
-    topk_hit *cand;  /* the candidates' heap */
+    topk_hit *cand;  /* the candidates */
+    topk_hit *ties;  /* those tied at the lowest score taken, settled by sequence numbers (cand_cap) */
     int cand_cap;
-    uint32_t *rmax;  /* per 64-document range, its largest partial score (then scratch of select) */
-    uint32_t rmax_cap;
-    uint32_t *vals;  /* the nonzero partial scores, where ranges are fewer than candidates */
-    uint32_t vals_cap;
+    uint32_t *kept;  /* the 64-document ranges kept by collect_candidates */
+    uint32_t kept_cap;
+    uint32_t *top;   /* the largest partial scores so far (2 cand_cap + 64) */
+    uint32_t tail[RANGE_DOCS]; /* the last, partial range's scores */
     struct copied *copies; /* the budgeted pass's impact-ordered lists (terms_cap of them) */
+    struct head_search *heads; /* the budgeted pass's (window, copy) pairs */
+    uint32_t heads_cap;
 };
 
 /* A cut term's impact-ordered copy (impact_order.h), for the budgeted pass. */
 struct copied {
     splade_impact_list l;
     uint32_t qw;
+    double inv;  /* 1 / qw */
     uint8_t low; /* its lowest impact taken (0: none) */
 };
 
-#define RANGE_DOCS (1u << SPLADE_RANGE_SHIFT)
 
 void splade_rescore_free(struct splade_rescore *r)
 {
@@ -56,9 +61,11 @@ void splade_rescore_free(struct splade_rescore *r)
     free(r->qimp);
     free(r->terms);
     free(r->cand);
-    free(r->rmax);
-    free(r->vals);
+    free(r->kept);
+    free(r->top);
+    free(r->ties);
     free(r->copies);
+    free(r->heads);
     free(r);
 }
 
@@ -67,17 +74,17 @@ static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int 
     struct splade_rescore *r = s->rs ? s->rs : (s->rs = calloc(1, sizeof *s->rs));
     if (!r)
         return NULL;
-    uint32_t ranges = 2 * ((splade_index_max_segment_docs(s->ix) + RANGE_DOCS - 1) / RANGE_DOCS) + 1;
-    if (ranges > r->rmax_cap) {
-        free(r->rmax);
-        r->rmax = malloc(ranges * sizeof *r->rmax);
-        r->rmax_cap = r->rmax ? ranges : 0;
+    uint32_t ranges = (splade_index_max_segment_docs(s->ix) + RANGE_DOCS - 1) / RANGE_DOCS + 1;
+    if (ranges > r->kept_cap) {
+        free(r->kept);
+        r->kept = malloc(ranges * sizeof *r->kept);
+        r->kept_cap = r->kept ? ranges : 0;
     }
-    if (r->rmax_cap < ranges)
+    if (r->kept_cap < ranges)
         return NULL;
     if (n_terms > r->qimp_cap) {
         free(r->qimp);
-        r->qimp = calloc(n_terms, 1);
+        r->qimp = calloc((size_t)n_terms + 4, 1); /* (+4: exact_score reads 4 bytes from any term) */
         r->qimp_cap = r->qimp ? n_terms : 0;
     }
     if (n > r->terms_cap) {
@@ -89,8 +96,12 @@ static struct splade_rescore *scratch(splade_searcher *s, uint32_t n_terms, int 
     }
     if (cands > r->cand_cap) {
         free(r->cand);
+        free(r->top);
+        free(r->ties);
         r->cand = malloc((size_t)cands * sizeof *r->cand);
-        r->cand_cap = r->cand ? cands : 0;
+        r->ties = malloc((size_t)cands * sizeof *r->ties);
+        r->top = malloc((2 * (size_t)cands + RANGE_DOCS) * sizeof *r->top);
+        r->cand_cap = r->cand && r->ties && r->top ? cands : 0;
     }
     return r->qimp_cap >= n_terms && r->terms_cap >= n && r->cand_cap >= cands ? r : NULL;
 }
@@ -101,7 +112,7 @@ static uint32_t internal_id(const splade_segment *g, uint32_t doc)
     return g->deleted ? g->live[doc - g->base] : doc - g->base;
 }
 
-static uint32_t exact_score(const splade_forward *f, const uint8_t *qimp, uint32_t d)
+static uint32_t exact_score_scalar(const splade_forward *f, const uint8_t *qimp, uint32_t d)
 {
     uint32_t score = 0;
     const uint8_t *imp = f->imp;
@@ -116,143 +127,219 @@ static uint32_t exact_score(const splade_forward *f, const uint8_t *qimp, uint32
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-/* The largest of 64 accumulators (a full range). */
-__attribute__((target("avx512f"))) static uint32_t max64_avx512(const uint32_t *a)
+/* 16 entries a step: the query impacts gathered as 32-bit words at byte offsets (qimp has 4 bytes of
+ * slack), the low byte kept. Scalar, a candidate's ~175 entries cost ~2.5 cycles each (a load whose
+ * address is a load), as much as the rest of its rescoring. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static uint32_t exact_score_avx512(const splade_forward *f,
+                                                                                     const uint8_t *qimp, uint32_t d)
 {
-    __m512i m = _mm512_max_epu32(_mm512_max_epu32(_mm512_loadu_si512(a), _mm512_loadu_si512(a + 16)),
-                                 _mm512_max_epu32(_mm512_loadu_si512(a + 32), _mm512_loadu_si512(a + 48)));
-    return _mm512_reduce_max_epu32(m);
-}
-#endif
-
-static uint32_t max_scalar(const uint32_t *a, uint32_t n)
-{
-    uint32_t best = 0;
-    for (uint32_t d = 0; d < n; d++)
-        best = a[d] > best ? a[d] : best;
-    return best;
-}
-
-/* rmax[g] = the largest of range g's accumulators, for the n_docs documents' ranges. */
-static void range_maxima(const uint32_t *acc, uint32_t n_docs, uint32_t *rmax)
-{
-    uint32_t g = 0;
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f"))
-        for (; (g + 1) * RANGE_DOCS <= n_docs; g++)
-            rmax[g] = max64_avx512(acc + g * RANGE_DOCS);
-#endif
-    for (; g * RANGE_DOCS < n_docs; g++) {
-        uint32_t o = g * RANGE_DOCS;
-        rmax[g] = max_scalar(acc + o, o + RANGE_DOCS < n_docs ? RANGE_DOCS : n_docs - o);
+    if (!f->t16)
+        return exact_score_scalar(f, qimp, d);
+    const uint64_t from = f->off[d];
+    const uint32_t n = (uint32_t)(f->off[d + 1] - from);
+    const uint16_t *t = f->t16 + from;
+    const uint8_t *imp = f->imp + from;
+    const __m512i low = _mm512_set1_epi32(0xff);
+    __m512i sum = _mm512_setzero_si512();
+    for (uint32_t i = 0; i < n; i += 16) {
+        const __mmask16 in = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512i idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, t + i));
+        const __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), in, idx, (const void *)qimp, 1);
+        const __m512i q = _mm512_and_si512(g, low);
+        sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(q, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(in, imp + i))));
     }
+    return (uint32_t)_mm512_reduce_add_epi32(sum);
 }
+#endif
 
-static int by_desc_u32(const void *a, const void *b)
+typedef uint32_t exact_score_fn(const splade_forward *, const uint8_t *, uint32_t);
+
+static exact_score_fn *pick_exact_score(void)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x < y) - (x > y);
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return exact_score_avx512;
+#endif
+    return exact_score_scalar;
 }
 
-/* The cands-th largest of v[0 .. n) (n > cands), by quickselect (v reordered). */
+#if defined(__x86_64__)
+/* A full range a of 64 accumulators: when its largest reaches bound, its scores that do are appended
+ * to out and their number returned (the range kept as it is); else 0, the range zeroed if touched
+ * (while in cache). */
+__attribute__((target("avx512f"))) static uint32_t take64_avx512(uint32_t *a, uint32_t bound, uint32_t *out)
+{
+    const __m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 16), a2 = _mm512_loadu_si512(a + 32),
+                  a3 = _mm512_loadu_si512(a + 48), b = _mm512_set1_epi32((int)bound);
+    const __m512i m = _mm512_max_epu32(_mm512_max_epu32(a0, a1), _mm512_max_epu32(a2, a3));
+    if (_mm512_cmpge_epu32_mask(m, b)) {
+        const __mmask16 k0 = _mm512_cmpge_epu32_mask(a0, b), k1 = _mm512_cmpge_epu32_mask(a1, b),
+                        k2 = _mm512_cmpge_epu32_mask(a2, b), k3 = _mm512_cmpge_epu32_mask(a3, b);
+        uint32_t n = 0;
+        _mm512_mask_compressstoreu_epi32(out, k0, a0);
+        n += (uint32_t)__builtin_popcount(k0);
+        _mm512_mask_compressstoreu_epi32(out + n, k1, a1);
+        n += (uint32_t)__builtin_popcount(k1);
+        _mm512_mask_compressstoreu_epi32(out + n, k2, a2);
+        n += (uint32_t)__builtin_popcount(k2);
+        _mm512_mask_compressstoreu_epi32(out + n, k3, a3);
+        return n + (uint32_t)__builtin_popcount(k3);
+    }
+    if (_mm512_test_epi32_mask(m, m)) {
+        const __m512i z = _mm512_setzero_si512();
+        _mm512_storeu_si512(a, z);
+        _mm512_storeu_si512(a + 16, z);
+        _mm512_storeu_si512(a + 32, z);
+        _mm512_storeu_si512(a + 48, z);
+    }
+    return 0;
+}
+
+/* Bit j: v[j] >= floor, for the 64 scores of v. */
+__attribute__((target("avx512f"))) static uint64_t ge64_avx512(const uint32_t *v, uint32_t floor)
+{
+    const __m512i f = _mm512_set1_epi32((int)floor);
+    uint64_t m = 0;
+    for (int q = 0; q < 64; q += 16)
+        m |= (uint64_t)_mm512_cmpge_epu32_mask(_mm512_loadu_si512(v + q), f) << q;
+    return m;
+}
+#endif
+
+static uint32_t take_scalar(uint32_t *a, uint32_t bound, uint32_t *out)
+{
+    uint32_t n = 0, touched = 0;
+    for (uint32_t j = 0; j < RANGE_DOCS; j++) {
+        touched |= a[j];
+        if (a[j] >= bound)
+            out[n++] = a[j];
+    }
+    if (!n && touched)
+        memset(a, 0, RANGE_DOCS * sizeof *a);
+    return n;
+}
+
+static uint64_t ge_scalar(const uint32_t *v, uint32_t floor)
+{
+    uint64_t m = 0;
+    for (uint32_t j = 0; j < RANGE_DOCS; j++)
+        m |= (uint64_t)(v[j] >= floor) << j;
+    return m;
+}
+
+/* v[lo .. hi) split without branches (a swap each, the boundary moving by the compare): those above
+ * pivot (equal: those equal to it) first; returns the boundary. */
+static uint32_t split(uint32_t *v, uint32_t lo, uint32_t hi, uint32_t pivot, int equal)
+{
+    uint32_t at = lo;
+    for (uint32_t i = lo; i < hi; i++) {
+        const uint32_t x = v[i];
+        const uint32_t in = equal ? x == pivot : x > pivot;
+        v[i] = v[at];
+        v[at] = x;
+        at += in;
+    }
+    return at;
+}
+
+/* The cands-th largest of v[0 .. n) (n > cands), by quickselect (v reordered: the cands largest in
+ * front). Branch-free three-way splits: the scores are small integers with many ties, and a branchy
+ * partition's mispredictions cost ~8% of a query on the realistic 333 k. */
 static uint32_t select_nth(uint32_t *v, uint32_t n, uint32_t cands)
 {
-    uint32_t lo = 0, hi = n - 1, want = cands - 1;
-    while (hi - lo > 16) {
-        uint32_t pivot = v[lo + (hi - lo) / 2], i = lo, j = hi;
-        while (i <= j) { /* Hoare partition, descending */
-            while (v[i] > pivot)
-                i++;
-            while (v[j] < pivot)
-                j--;
-            if (i <= j) {
-                uint32_t x = v[i];
-                v[i++] = v[j];
-                v[j--] = x;
-            }
-        }
-        if (want <= j)
-            hi = j;
-        else if (want >= i)
-            lo = i;
+    uint32_t lo = 0, hi = n, want = cands - 1;
+    for (;;) {
+        const uint32_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+        const uint32_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b); /* median of 3 */
+        const uint32_t gt = split(v, lo, hi, pivot, 0), eq = split(v, gt, hi, pivot, 1);
+        if (want < gt)
+            hi = gt;
+        else if (want < eq)
+            return pivot;
         else
-            return v[want];
+            lo = eq;
     }
-    qsort(v + lo, hi - lo + 1, sizeof *v, by_desc_u32);
-    return v[want];
 }
 
-/* The cands-th largest nonzero score of acc[0 .. n_docs) (1 if fewer), for a segment of fewer ranges
- * than candidates (SciFact's 81 ranges for 100: offering every document instead cost 40 µs a
- * query); without memory for the copy, 1 (every document offered: slower, the same candidates). */
-static uint32_t score_floor(struct splade_rescore *r, const uint32_t *acc, uint32_t n_docs, uint32_t cands)
+/* The kept range g's 64 scores: in the accumulators, the last partial one in r->tail. */
+static uint32_t *kept_scores(splade_searcher *s, struct splade_rescore *r, uint32_t g, uint32_t full)
 {
-    if (n_docs > r->vals_cap) {
-        free(r->vals);
-        r->vals = malloc((size_t)n_docs * sizeof *r->vals);
-        r->vals_cap = r->vals ? n_docs : 0;
-        if (!r->vals)
-            return 1;
-    }
-    uint32_t nz = 0;
-    for (uint32_t d = 0; d < n_docs; d++)
-        if (acc[d])
-            r->vals[nz++] = acc[d];
-    return nz > cands ? select_nth(r->vals, nz, cands) : 1;
-}
-
-/* A floor of the cands-th largest of the n range maxima (fewer than cands are zero; top: the largest):
- * the lower edge of the histogram bucket (of 4,096 up to top) holding it. Ranges in that bucket but
- * below the cands-th maximum are scanned for nothing (a few); its exact value by quickselect cost
- * 7% of a query on the realistic 333 k's 5,207 ranges. */
-static uint32_t maxima_floor(const uint32_t *rmax, uint32_t n, uint32_t top, uint32_t cands)
-{
-    enum { BUCKETS = 4096 };
-    uint32_t hist[BUCKETS] = {0}, shift = 0;
-    while ((top >> shift) >= BUCKETS)
-        shift++;
-    for (uint32_t g = 0; g < n; g++)
-        hist[rmax[g] >> shift]++;
-    uint32_t seen = 0, b = top >> shift;
-    while (seen + hist[b] < cands && b > 0)
-        seen += hist[b--];
-    return b << shift ? b << shift : 1;
+    return g < full ? s->acc + (size_t)g * RANGE_DOCS : r->tail;
 }
 
 /* The cands documents of largest partial score in s->acc into c (their internal ids as docs: only
  * candidates; ties to the document added first, so that a cut keeping every term is exact), acc
- * zeroed. The cands-th largest range maximum is a floor of the cands-th largest score (each of those
- * ranges holds a document at its maximum), so only ranges reaching it are scanned: ~cands of ~1,600
- * on the realistic 100 k. */
+ * zeroed. One pass over the accumulators, range by range (64 documents), keeps a running floor: the
+ * cands-th largest score seen so far, never above the final cands-th largest S. A range whose maximum
+ * is below it holds no candidate and is zeroed while in cache; the others are kept as they are and
+ * their scores reaching the floor are collected (the floor rises each time cands more are in, by
+ * quickselect). The collected scores give S; the kept ranges' documents above S are the candidates,
+ * with those equal to S settled by sequence numbers. Separate passes (range maxima, a floor from
+ * their histogram, every document reaching it offered to a heap, one memset) cost ~15% more of a
+ * query on the realistic 333 k (bench/results/query-approx-half-2026-11-26.md). */
 static void collect_candidates(splade_searcher *s, struct splade_rescore *r, uint32_t n_docs, topk *c)
 {
-    uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, *rmax = r->rmax;
-    const uint32_t *acc = s->acc;
-    uint32_t nz = 0;
-    if (s->seg->deleted) /* a deleted document must not set a range's maximum (the floor below) */
+    const uint32_t n_ranges = (n_docs + RANGE_DOCS - 1) / RANGE_DOCS, full = n_docs / RANGE_DOCS;
+    const uint32_t k = (uint32_t)c->k;
+    uint32_t *acc = s->acc, *at = r->kept, *top = r->top, kept = 0, nt = 0, bound = 1, dropped = 0;
+    if (s->seg->deleted) /* a deleted document must not raise the floor */
         for (uint32_t w = 0; w < (n_docs + 63) / 64; w++)
             for (uint64_t m = s->seg->deleted[w]; m; m &= m - 1)
                 if (w * 64 + (uint32_t)__builtin_ctzll(m) < n_docs)
-                    s->acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
-    range_maxima(acc, n_docs, rmax);
-    uint32_t top = 0;
-    for (uint32_t g = 0; g < n_ranges; g++) {
-        nz += rmax[g] != 0;
-        top = rmax[g] > top ? rmax[g] : top;
+                    acc[w * 64 + (uint32_t)__builtin_ctzll(m)] = 0;
+    uint32_t (*take)(uint32_t *, uint32_t, uint32_t *) = take_scalar;
+    uint64_t (*ge)(const uint32_t *, uint32_t) = ge_scalar;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) {
+        take = take64_avx512;
+        ge = ge64_avx512;
     }
-    uint32_t floor = nz > (uint32_t)c->k ? maxima_floor(rmax, n_ranges, top, (uint32_t)c->k)
-                                         : score_floor(r, acc, n_docs, (uint32_t)c->k);
+#endif
     for (uint32_t g = 0; g < n_ranges; g++) {
-        if (rmax[g] < floor)
-            continue;
-        uint32_t o = g * RANGE_DOCS, e = o + RANGE_DOCS < n_docs ? o + RANGE_DOCS : n_docs;
-        for (uint32_t d = o; d < e; d++) {
-            uint32_t a = acc[d];
-            if (a >= floor && a >= topk_threshold(c))
-                topk_offer(c, (topk_hit){splade_segment_seq(s->seg, d), d, a}); /* the exact search's tie rule */
+        uint32_t got;
+        if (g < full)
+            got = take(acc + g * RANGE_DOCS, bound, top + nt);
+        else { /* the last, partial range, moved into r->tail */
+            const uint32_t left = n_docs - g * RANGE_DOCS;
+            memset(r->tail, 0, sizeof r->tail);
+            memcpy(r->tail, acc + g * RANGE_DOCS, left * sizeof *acc);
+            memset(acc + g * RANGE_DOCS, 0, left * sizeof *acc);
+            got = take_scalar(r->tail, bound, top + nt);
+        }
+        if (got) {
+            at[kept++] = g;
+            nt += got;
+            if (nt >= 2 * k) { /* the k largest so far stay in front: the floor rises */
+                bound = select_nth(top, nt, k);
+                for (uint32_t i = k; i < nt; i++) /* scores equal to it left out: a tie to settle */
+                    dropped = top[i] == bound ? bound : dropped;
+                nt = k;
+            }
         }
     }
-    memset(s->acc, 0, (size_t)n_docs * sizeof *s->acc);
+    const uint32_t kth = nt >= k ? select_nth(top, nt, k) : 1; /* (fewer than k scores: all of them) */
+    uint32_t above = 0, equal = 0;
+    for (uint32_t i = 0; i < nt; i++) {
+        above += top[i] > kth;
+        equal += top[i] == kth;
+    }
+    /* every score equal to kth is in top unless some were left out: then, or if they outnumber the
+     * places left, the tie is settled by sequence numbers (a lookup each, at random) */
+    const int tie = above + equal > k || dropped == kth;
+    topk ties = {r->ties, 0, (int)(k - above)};
+    for (uint32_t i = 0; i < kept; i++) {
+        uint32_t *v = kept_scores(s, r, at[i], full);
+        for (uint64_t m = ge(v, kth); m; m &= m - 1) {
+            const uint32_t j = (uint32_t)__builtin_ctzll(m), d = at[i] * RANGE_DOCS + j;
+            if (v[j] > kth || !tie)
+                c->h[c->n++] = (topk_hit){0, d, v[j]}; /* (no tie to settle: no key) */
+            else
+                topk_offer(&ties, (topk_hit){splade_segment_seq(s->seg, d), d, v[j]}); /* the exact search's tie rule */
+        }
+        memset(v, 0, RANGE_DOCS * sizeof *v);
+    }
+    for (int i = 0; i < ties.n; i++)
+        c->h[c->n++] = ties.h[i];
 }
 
 /* Swaps query terms a and b (their cursors and term ids) in the searcher's order. */
@@ -354,21 +441,37 @@ static add_prefix_fn *pick_add_prefix(void)
 /* The lowest impact of copy c reached at threshold theta (query impact x impact >= theta). */
 static uint32_t lowest_impact(const struct copied *c, uint32_t theta)
 {
-    return (theta + c->qw - 1) / c->qw;
+    /* ceil(theta / qw) = floor((theta - 1) / qw) + 1, by a multiplication: the bisection's divisions
+     * cost ~2% of a query; (theta - 1) / qw is an integer or at least 1/255 from one, far beyond a
+     * double's error */
+    return (uint32_t)((double)(theta - 1) * c->inv) + 1;
 }
 
-/* Postings of impact >= low at the head of a window's n (by decreasing impact): a lower bound. */
-static uint32_t head_of(const uint8_t *imps, uint32_t n, uint8_t low)
+/* One (window, copy) pair's search for its head: the postings of impact >= low at the front of the
+ * window's imps (by decreasing impact), found as lo once len is 0. */
+struct head_search {
+    const uint8_t *imps;
+    uint32_t lo, len;
+    uint8_t low;
+};
+
+/* Every pair's head, the binary searches advanced in lockstep without branches: one search after the
+ * other cost ~9% of a query on the realistic 333 k (24 copies x 6 windows, each probe a miss into the
+ * copies and a mispredicted branch); in lockstep a round's probes are independent loads whose misses
+ * overlap, and each search starts within its level bracket (impact_order.h): a few postings. */
+static void search_heads(struct head_search *h, uint32_t n)
 {
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (imps[mid] >= low)
-            lo = mid + 1;
-        else
-            hi = mid;
+    uint32_t any = 1;
+    while (any) {
+        any = 0;
+        for (uint32_t p = 0; p < n; p++) {
+            const uint32_t len = h[p].len, half = len >> 1, i = len ? h[p].lo + half : 0;
+            const int take = len && h[p].imps[i] >= h[p].low;
+            h[p].lo += take ? half + 1 : 0;
+            h[p].len = take ? len - half - 1 : half;
+            any |= h[p].len;
+        }
     }
-    return lo;
 }
 
 /* Postings of the n copies at threshold theta. */
@@ -419,7 +522,7 @@ static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
     for (int i = 0; i < m; i++) {
         splade_impact_list l;
         if (s->cursors[i].qw && splade_impact_list_of(o, s->terms[i], &l)) {
-            r->copies[n++] = (struct copied){l, s->cursors[i].qw, 0};
+            r->copies[n++] = (struct copied){l, s->cursors[i].qw, 1.0 / s->cursors[i].qw, 0};
         } else { /* to the front, for one splade_taat_add_lists */
             swap_terms(s, whole, i);
             whole++;
@@ -439,12 +542,31 @@ static int budget_pass(splade_searcher *s, struct splade_rescore *r, int m)
             live++;
         }
     }
-    add_prefix_fn *add_prefix = pick_add_prefix();
-    for (uint32_t w = 0; w < o->n_win; w++) /* window by window: its accumulators stay in cache */
-        for (int j = 0; j < live; j++) {
+    const uint32_t pairs = o->n_win * (uint32_t)live;
+    if (pairs > r->heads_cap) {
+        free(r->heads);
+        r->heads = malloc((size_t)pairs * sizeof *r->heads);
+        r->heads_cap = r->heads ? pairs : 0;
+        if (!r->heads)
+            return -1;
+    }
+    static const uint8_t none = 0; /* an empty bracket's probe (never read: its len is 0) */
+    for (uint32_t w = 0, p = 0; w < o->n_win; w++)
+        for (int j = 0; j < live; j++, p++) { /* each head within its impact levels' bracket */
             const struct copied *c = &r->copies[j];
-            const uint32_t from = c->l.win[w], len = head_of(c->l.imps + from, c->l.win[w + 1] - from, c->low);
-            add_prefix(s->acc, w << SPLADE_IMPACT_WINDOW_SHIFT, c->l.docs + from, c->l.imps + from, len, c->qw, n_docs);
+            const uint32_t *lvl = c->l.lvl + (size_t)w * SPLADE_IMPACT_LEVELS;
+            const uint32_t below = c->low / 4, above = (c->low + 3) / 4;
+            const uint32_t hi = lvl[below], lo = above < SPLADE_IMPACT_LEVELS ? lvl[above] : 0;
+            r->heads[p] = (struct head_search){hi > lo ? c->l.imps + c->l.win[w] : &none, lo, hi - lo, c->low};
+        }
+    search_heads(r->heads, pairs);
+    add_prefix_fn *add_prefix = pick_add_prefix();
+    for (uint32_t w = 0, p = 0; w < o->n_win; w++) /* window by window: its accumulators stay in cache */
+        for (int j = 0; j < live; j++, p++) {
+            const struct copied *c = &r->copies[j];
+            const uint32_t from = c->l.win[w];
+            add_prefix(s->acc, w << SPLADE_IMPACT_WINDOW_SHIFT, c->l.docs + from, c->l.imps + from, r->heads[p].lo,
+                       c->qw, n_docs);
         }
     return 0;
 }
@@ -483,6 +605,7 @@ int splade_rescore(splade_searcher *s, int n, topk *t)
         uint32_t d = c.h[i].doc = dense ? c.h[i].doc : internal_id(s->seg, c.h[i].doc);
         prefetch_doc(f, d);
     }
+    exact_score_fn *exact_score = pick_exact_score();
     for (int i = 0; i < c.n; i++) {
         uint32_t d = c.h[i].doc;
         seg_offer(s, t, d, exact_score(f, r->qimp, d));

@@ -1,11 +1,13 @@
 /* Searcher scratch space and the splade_search entry point (include/splade/query.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/fail.h"
 #include "index/format.h"
 #include "index/segment.h"
 #include "index/forward.h"
 #include "index/impact_order.h"
+#include "common/big_alloc.h"
 #include "query/auto_learn.h"
 #include "query/rescore.h"
 #include "query/search_internal.h"
@@ -109,7 +111,14 @@ static int reserve(splade_searcher *s, int n, int k, splade_algo algo)
     if (algo == SPLADE_ALGO_BMP)
         return reserve_bmp(s, S);
     if ((algo == SPLADE_ALGO_TAAT || any) && !s->acc) {
-        s->acc = calloc((size_t)splade_index_max_segment_docs(s->ix) + 1, sizeof *s->acc);
+        /* past 1 MB, on huge pages (a whole one at least): the budgeted candidate pass adds into
+         * them at random, and with 4 KB pages its TLB misses cost ~3% of a query on the realistic
+         * 333 k (bench/results/query-approx-half-2026-11-26.md) */
+        const size_t huge = (size_t)2 << 20;
+        size_t bytes = ((size_t)splade_index_max_segment_docs(s->ix) + 1) * sizeof *s->acc;
+        bytes = bytes < huge / 2 ? bytes : (bytes + huge - 1) / huge * huge;
+        if ((s->acc = splade_big_alloc(bytes)) != NULL)
+            memset(s->acc, 0, bytes);
         if (!s->acc)
             return splade_fail(SPLADE_ERR_NOMEM, "accumulators");
     }
