@@ -367,6 +367,35 @@ static void test_threads_identical(void **state)
     rm_free(&m);
 }
 
+/* Few-row forwards (1 to 64 tokens, one over 64, two sequences in one) from m's packed copy and
+ * from its weights in place: the same bits on 1 and 2 threads. */
+static void packed_forwards_match(const splade_model *mm)
+{
+    splade_cpu_packed *pk;
+    assert_int_equal(splade_cpu_packed_create(mm, 2, &pk), SPLADE_OK);
+    static const int lens[] = {1, 7, 25, 64, 65, 30, 25};
+    enum { N = sizeof lens / sizeof *lens };
+    int32_t *ids, *off;
+    rm_make_batch(lens, N, mm->cfg.vocab_size, 11, &ids, &off);
+    const size_t V = (size_t)mm->cfg.vocab_size;
+    float *plain = malloc(2 * V * sizeof *plain), *packed = malloc(2 * V * sizeof *packed);
+    for (int b = 0; b < N; b++) {
+        const int B = b == N - 2 ? 2 : 1; /* the last two together: 55 tokens in one forward */
+        int32_t o[3] = {0, lens[b], B == 2 ? lens[b] + lens[b + 1] : 0};
+        for (int threads = 1; threads <= 2; threads++) {
+            const int32_t *seq = ids + off[b];
+            assert_int_equal(splade_forward_cpu_lowp(mm, NULL, NULL, NULL, NULL, seq, o, B, plain, threads), 0);
+            assert_int_equal(splade_forward_cpu_lowp(mm, NULL, NULL, NULL, pk, seq, o, B, packed, threads), 0);
+            if (memcmp(plain, packed, (size_t)B * V * sizeof *plain))
+                fail_msg("%d tokens, %d threads: the packed weights give other bits", o[B], threads);
+        }
+        if (B == 2)
+            break;
+    }
+    splade_cpu_packed_free(pk);
+    free(plain), free(packed), free(ids), free(off);
+}
+
 /* The fp32 forward from the packed weights (forward_cpu_packed.h) gives the same bits as from the
  * weights in place: few-row forwards of 1 to 64 tokens (every tile height, an FFN width with a
  * panel tail), one over 64 (the packed copy unused), 1 and 2 threads. Then the encoder's own copy,
@@ -379,33 +408,21 @@ static void test_packed_same_bits(void **state)
         skip(); /* no AVX-512: the packed path is never taken */
         return;
     }
+    /* a model whose copy is under 2 MB (ordinary pages) first, then one above (huge pages) */
+    splade_model small;
+    memset(&small, 0, sizeof small);
+    small.cfg = rm_config(501, 64, 1, 2, 100, 128, 0);
+    assert_int_equal(rm_build(&small, 5), 0);
+    assert_true(splade_cpu_packed_bytes(&small) < ((size_t)2 << 20));
+    packed_forwards_match(&small);
+    rm_free(&small);
     splade_model m;
     memset(&m, 0, sizeof m);
     m.cfg = rm_config(3001, 192, 2, 3, 712, 512, 0);
     assert_int_equal(rm_build(&m, 7), 0);
-    splade_cpu_packed *pk;
-    assert_int_equal(splade_cpu_packed_create(&m, 2, &pk), SPLADE_OK);
-    static const int lens[] = {1, 7, 25, 64, 65, 30, 25};
-    enum { N = sizeof lens / sizeof *lens };
+    assert_true(splade_cpu_packed_bytes(&m) >= ((size_t)2 << 20));
+    packed_forwards_match(&m);
     int32_t *ids, *off;
-    rm_make_batch(lens, N, m.cfg.vocab_size, 11, &ids, &off);
-    const size_t V = (size_t)m.cfg.vocab_size;
-    float *plain = malloc(2 * V * sizeof *plain), *packed = malloc(2 * V * sizeof *packed);
-    for (int b = 0; b < N; b++) {
-        const int B = b == N - 2 ? 2 : 1; /* the last two together: 55 tokens in one forward */
-        int32_t o[3] = {0, lens[b], B == 2 ? lens[b] + lens[b + 1] : 0};
-        for (int threads = 1; threads <= 2; threads++) {
-            const int32_t *seq = ids + off[b];
-            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, NULL, seq, o, B, plain, threads), 0);
-            assert_int_equal(splade_forward_cpu_lowp(&m, NULL, NULL, NULL, pk, seq, o, B, packed, threads), 0);
-            if (memcmp(plain, packed, (size_t)B * V * sizeof *plain))
-                fail_msg("%d tokens, %d threads: the packed weights give other bits", o[B], threads);
-        }
-        if (B == 2)
-            break;
-    }
-    splade_cpu_packed_free(pk);
-    free(plain), free(packed), free(ids), free(off);
     /* the encoder's lazy copy: 14 queries of 25 tokens, one at a time (350 > 256 tokens) */
     enum { Q = 14 };
     int qlens[Q];

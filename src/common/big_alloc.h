@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-/* n bytes, 2 MB-aligned and advised onto huge pages when n >= 2 MB (else plain malloc); NULL when
+/* n bytes, 2 MB-aligned and advised onto huge pages when n >= 2 MB (else 64-byte aligned); NULL when
  * memory fails. Released with free(). */
 void *splade_big_alloc(size_t n);
 
