@@ -24,7 +24,8 @@
 # To outlive a call's end (the machine stays warm 30 s), start prep in its own session and poll:
 #   (PHASE=prep setsid sh bench/realistic_1m.sh >/tmp/prep.out 2>&1 &); for i in $(seq 108); do
 #     [ -f tmp/r1m/prep.finished ] && break; sleep 5; done; cat /tmp/real1m-out/real1m.log
-# Knobs: N (documents, 1000000), METHODS / ROUNDS (ours' methods timed, rounds),, SLOW_Q (queries for the slow exact peers, 100), GPU_SEARCH=0 (skip
+# Knobs: N (documents, 1000000), MODEL (the encoder, cache/splade-tiny; e.g. a bert-base-shaped one
+# made by ../shared/peer/encode_peers.py make), R1M_DIR (tmp/r1m), METHODS / ROUNDS (ours' methods timed, rounds),, SLOW_Q (queries for the slow exact peers, 100), GPU_SEARCH=0 (skip
 # the GPU batch search), PEERS=0 (ours only: no brute force, no peer builds), PREP_WAIT (s), SKIP_PISA=1 (pyterrier is not carried by default),
 # SKIP_SEISMIC=1 / SKIP_BMP=1 (their 1 M builds take ~10 / > 12 minutes of device time).
 set -u
@@ -81,23 +82,23 @@ prep() {
         python3 tools/make_realistic_collection.py "$N" "$W" --scifact .gpu/scifact >>"$LOG" 2>&1; }
     if [ ! -s "$W/docs.vec.jsonl" ]; then
         if [ "${PEERS:-1}" = 0 ]; then # ours alone: build straight from the texts (no 3.8 GB JSONL to parse)
-            say "build from the texts on the GPU (splade-tiny, bf16)"
+            say "build from the texts on the GPU (${MODEL:-cache/splade-tiny}, bf16)"
             t0=$(date +%s.%N)
-            $TIMEV "$BUILD/splade-index" build "$W/corpus.jsonl" -o "$W/idx/ours" --model cache/splade-tiny \
+            $TIMEV "$BUILD/splade-index" build "$W/corpus.jsonl" -o "$W/idx/ours" --model "${MODEL:-cache/splade-tiny}" \
                 --device "${ENC_DEVICE:-cuda}" --quiet >"$W/ours.build.txt" 2>&1 || { say "build FAILED"; tail -5 "$W/ours.build.txt"; return 1; }
             say "  built in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
             echo done >"$W/ours.done"
-            "$BUILD/splade-index" encode --model cache/splade-tiny --device "${ENC_DEVICE:-cuda}" --quiet \
+            "$BUILD/splade-index" encode --model "${MODEL:-cache/splade-tiny}" --device "${ENC_DEVICE:-cuda}" --quiet \
                 --input "$W/queries.jsonl" >"$W/q.vec.jsonl" 2>>"$LOG"
             touch "$W/prep.finished"
             return 0
         fi
-        say "encode documents on the GPU (splade-tiny, bf16)"
+        say "encode documents on the GPU (${MODEL:-cache/splade-tiny}, bf16)"
         t0=$(date +%s.%N)
-        "$BUILD/splade-index" encode --model cache/splade-tiny --device "${ENC_DEVICE:-cuda}" --quiet --input "$W/corpus.jsonl" \
+        "$BUILD/splade-index" encode --model "${MODEL:-cache/splade-tiny}" --device "${ENC_DEVICE:-cuda}" --quiet --input "$W/corpus.jsonl" \
             >"$W/docs.vec.jsonl" 2>>"$LOG" || { say "encode FAILED"; return 1; }
         say "  encoded $(wc -l <"$W/docs.vec.jsonl") docs in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
-        "$BUILD/splade-index" encode --model cache/splade-tiny --device "${ENC_DEVICE:-cuda}" --quiet --input "$W/queries.jsonl" \
+        "$BUILD/splade-index" encode --model "${MODEL:-cache/splade-tiny}" --device "${ENC_DEVICE:-cuda}" --quiet --input "$W/queries.jsonl" \
             >"$W/q.vec.jsonl" 2>>"$LOG"
         head -n "${SLOW_Q:-100}" "$W/q.vec.jsonl" >"$W/q.slow.jsonl"
     fi
