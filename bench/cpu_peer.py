@@ -99,7 +99,7 @@ def run_ort(onnx_path, ids_file, threads, vec_out="-"):
 
 
 def ort_worker(onnx_path, ids_file, threads, vec_out):
-    """One sequence per call (no padding); warm-up as bench_encode_ids (the first sequence until 512
+    """One sequence per call (no padding); warm-up as bench_encode_ids (the first sequence until 1,024
     tokens went through); same JSON as bench_encode_ids."""
     import onnxruntime as ort
     so = ort.SessionOptions()
@@ -114,7 +114,7 @@ def ort_worker(onnx_path, ids_file, threads, vec_out):
         seqs = [np.frombuffer(f.read(4 * L), dtype="<i4").astype(np.int64)[None, :] for L in lens]
     feed = lambda x: {"input_ids": x, "attention_mask": np.ones_like(x)}
     warm = 0
-    while warm < 512:
+    while warm < 1024:
         s.run(None, feed(seqs[0]))
         warm += seqs[0].shape[1]
     times, outs = [], []

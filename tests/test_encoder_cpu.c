@@ -372,13 +372,25 @@ static void test_threads_identical(void **state)
 static void packed_forwards_match(const splade_model *mm)
 {
     splade_cpu_packed *pk;
-    assert_int_equal(splade_cpu_packed_create(mm, 2, &pk), SPLADE_OK);
+    assert_int_equal(splade_cpu_packed_create(mm, &pk), SPLADE_OK);
     static const int lens[] = {1, 7, 25, 64, 65, 30, 25};
     enum { N = sizeof lens / sizeof *lens };
     int32_t *ids, *off;
     rm_make_batch(lens, N, mm->cfg.vocab_size, 11, &ids, &off);
     const size_t V = (size_t)mm->cfg.vocab_size;
     float *plain = malloc(2 * V * sizeof *plain), *packed = malloc(2 * V * sizeof *packed);
+    /* part-way (the first layer packed, the rest in place), then one layer at a time to the end */
+    int32_t o25[2] = {0, 25};
+    assert_int_equal(splade_cpu_packed_step(pk, mm, 2), 1);
+    assert_int_equal(splade_forward_cpu_lowp(mm, NULL, NULL, NULL, NULL, ids + off[2], o25, 1, plain, 1), 0);
+    assert_int_equal(splade_forward_cpu_lowp(mm, NULL, NULL, NULL, pk, ids + off[2], o25, 1, packed, 1), 0);
+    if (memcmp(plain, packed, V * sizeof *plain))
+        fail_msg("one layer packed: other bits");
+    int steps = 1;
+    while (splade_cpu_packed_step(pk, mm, 2))
+        steps++;
+    assert_int_equal(steps, mm->cfg.num_layers); /* then the MLM transform, the last step */
+    assert_true(splade_cpu_packed_done(pk));
     for (int b = 0; b < N; b++) {
         const int B = b == N - 2 ? 2 : 1; /* the last two together: 55 tokens in one forward */
         int32_t o[3] = {0, lens[b], B == 2 ? lens[b] + lens[b + 1] : 0};

@@ -35,10 +35,11 @@ typedef struct {
  * two documents, or after a few hundred query tokens, on. */
 enum { SCREEN_AFTER_TOKENS = 512 };
 
-/* Few-row tokens after which the packed copy (forward_cpu_packed.h) is made. It costs ~0.1-0.3 s
- * and 340 MB for bert-base and saves ~5 ms of a 25-token query, ~11 ms of an 8-token one on one
- * core (bench/results/cpu-query-packed-2026-11-26.md): a one-query `encode` or `query` never makes
- * it, a process encoding queries one at a time does after ~10 of them. */
+/* Few-row tokens after which the packed copy (forward_cpu_packed.h) is made. It costs 0.1-0.7 s in
+ * all (one layer per forward) and 340 MB for bert-base, and saves ~5 ms of a 25-token query, ~11 ms
+ * of an 8-token one on one core (bench/results/cpu-query-packed-2026-11-26.md): a one-query
+ * `encode` or `query` never makes it, a process encoding queries one at a time does after ~10 of
+ * them, complete ~13 queries later. */
 enum { PACK_AFTER_TOKENS = 256 };
 
 static int cpu_create(const splade_encoder_opts *o, int device, int tune, void **state, char *name, size_t n)
@@ -73,19 +74,25 @@ static void maybe_make_screen(cpu_state *s, int32_t tokens)
 }
 
 /* The packed copy once PACK_AFTER_TOKENS tokens went through few-row fp32 forwards on a CPU with
- * AVX-512, unless $SPLADE_GEMM_CPU=inplace. Tried once; without it (no memory) the in-place
- * kernel runs, with the same results. */
+ * AVX-512, unless $SPLADE_GEMM_CPU=inplace: its memory then, and one layer per few-row forward
+ * after (forward_cpu_packed.h). Tried once; without it (no memory) the in-place kernel runs, with
+ * the same results. */
 static void maybe_make_packed(cpu_state *s, int32_t tokens)
 {
-    if (s->packed_tried || s->precision != SPLADE_CPU_FP32 || tokens > SPLADE_GEMM_SMALL_M ||
-        splade_settings_get()->gemm_cpu_inplace)
+    if (s->precision != SPLADE_CPU_FP32 || tokens > SPLADE_GEMM_SMALL_M || splade_settings_get()->gemm_cpu_inplace)
         return;
+    if (s->packed) {
+        splade_cpu_packed_step(s->packed, s->m, s->threads > 0 ? s->threads : 1);
+        return;
+    }
     s->small_tokens += tokens;
-    if (s->small_tokens < PACK_AFTER_TOKENS)
+    if (s->packed_tried || s->small_tokens < PACK_AFTER_TOKENS)
         return;
     s->packed_tried = 1;
-    if (splade_gemm_avx512_usable() && splade_cpu_packed_create(s->m, s->threads > 0 ? s->threads : 1, &s->packed))
+    if (splade_gemm_avx512_usable() && splade_cpu_packed_create(s->m, &s->packed))
         splade_clear_error();
+    else if (s->packed)
+        splade_cpu_packed_step(s->packed, s->m, s->threads > 0 ? s->threads : 1);
 }
 
 static int cpu_upload(void *state, const splade_model *m)

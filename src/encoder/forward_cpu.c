@@ -323,7 +323,8 @@ static int forward_team_int8(void *ctx, int tid, splade_team *t)
 static void layer(const fwd *f, int32_t l, int tid, splade_team *t)
 {
     const splade_layer *p = &f->m->layers[l];
-    const splade_gemm_packed *pk = f->pk ? f->pk->layers + (size_t)l * SPLADE_PACKED_PER_LAYER : NULL;
+    const splade_gemm_packed *pk =
+        f->pk && l < f->pk->ready_layers ? f->pk->layers + (size_t)l * SPLADE_PACKED_PER_LAYER : NULL;
 #define PK(i) (pk ? pk + (i) : NULL)
     const int32_t H = f->m->cfg.hidden_size, F = f->m->cfg.intermediate_size;
     workspace *w = f->w;
@@ -381,8 +382,8 @@ static int forward_team(void *ctx, int tid, splade_team *t)
     splade_team_barrier(t);
     for (int32_t l = 0; l < m->cfg.num_layers; l++)
         layer(f, l, tid, t);
-    linear_packed(f, tid, t, f->w->x, H, m->mlm_dense_w, f->pk ? &f->pk->mlm_dense : NULL, m->mlm_dense_b, H, f->w->q,
-                  SPLADE_GEMM_GELU);
+    linear_packed(f, tid, t, f->w->x, H, m->mlm_dense_w, f->pk && f->pk->mlm_ready ? &f->pk->mlm_dense : NULL,
+                  m->mlm_dense_b, H, f->w->q, SPLADE_GEMM_GELU);
     splade_team_barrier(t);
     layer_norm_part(f, tid, t, f->w->q, m->mlm_ln_g, m->mlm_ln_b);
     return SPLADE_OK;

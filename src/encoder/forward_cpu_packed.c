@@ -43,13 +43,14 @@ size_t splade_cpu_packed_bytes(const splade_model *m)
 typedef struct {
     splade_cpu_packed *p;
     const splade_model *m;
+    int32_t first, last; /* the matrices [first, last] of this step */
 } pack_job;
 
-/* Each member packs its share of every matrix's panels. */
+/* Each member packs its share of the step's matrices' panels. */
 static int pack_team(void *ctx, int tid, splade_team *t)
 {
     pack_job *j = ctx;
-    for (int32_t i = 0; i <= j->p->n_layers * SPLADE_PACKED_PER_LAYER; i++) {
+    for (int32_t i = j->first; i <= j->last; i++) {
         const float *W;
         splade_gemm_packed *g = matrix(j->p, j->m, i, &W);
         int lo, hi;
@@ -61,7 +62,7 @@ static int pack_team(void *ctx, int tid, splade_team *t)
     return SPLADE_OK;
 }
 
-int splade_cpu_packed_create(const splade_model *m, int nthreads, splade_cpu_packed **out)
+int splade_cpu_packed_create(const splade_model *m, splade_cpu_packed **out)
 {
     *out = NULL;
     splade_cpu_packed *p = calloc(1, sizeof *p);
@@ -83,14 +84,28 @@ int splade_cpu_packed_create(const splade_model *m, int nthreads, splade_cpu_pac
         g->panels = at; /* 256-byte multiples after a 2 MB-aligned start: on cache lines */
         at += ((size_t)g->N + SPLADE_GEMM_PANEL - 1) / SPLADE_GEMM_PANEL * SPLADE_GEMM_PANEL * g->K;
     }
-    pack_job j = {p, m};
-    rc = rc ? rc : splade_team_run(nthreads < 1 ? 1 : nthreads, pack_team, &j);
     if (rc)
         splade_cpu_packed_free(p);
     else
         *out = p;
     return rc;
 }
+
+int splade_cpu_packed_step(splade_cpu_packed *p, const splade_model *m, int nthreads)
+{
+    if (splade_cpu_packed_done(p))
+        return 0;
+    const int32_t l = p->ready_layers, first = l * SPLADE_PACKED_PER_LAYER;
+    pack_job j = {p, m, first, l < p->n_layers ? first + SPLADE_PACKED_PER_LAYER - 1 : first}; /* the MLM's last */
+    splade_team_run(nthreads < 1 ? 1 : nthreads, pack_team, &j); /* pack_team cannot fail */
+    if (l < p->n_layers)
+        p->ready_layers++;
+    else
+        p->mlm_ready = 1;
+    return !splade_cpu_packed_done(p);
+}
+
+int splade_cpu_packed_done(const splade_cpu_packed *p) { return p->ready_layers == p->n_layers && p->mlm_ready; }
 
 void splade_cpu_packed_free(splade_cpu_packed *p)
 {

@@ -1,7 +1,9 @@
 /* The fp32 CPU forward's packed weights for few rows (gemm_packed_cpu.h): every Linear of the
- * layers and the MLM transform copied once into 64-column panels, for queries encoded one at a
- * time. The copy costs the layers' fp32 bytes again (340 MB for bert-base) and ~0.1-0.3 s, so
- * backend_cpu.c makes it only once small forwards have paid for it. Private to src/encoder/. */
+ * layers and the MLM transform copied into 64-column panels, for queries encoded one at a time.
+ * The copy costs the layers' fp32 bytes again (340 MB for bert-base) and 0.1-0.7 s in all, so
+ * backend_cpu.c makes it only once small forwards have paid for it, and one layer per forward (a
+ * server's queries then see ~1/13 of that each, not one query the whole of it). A layer is used
+ * once packed; its results are the same bits either way. Private to src/encoder/. */
 #ifndef SPLADE_FORWARD_CPU_PACKED_H
 #define SPLADE_FORWARD_CPU_PACKED_H
 
@@ -18,10 +20,15 @@ typedef struct splade_cpu_packed {
     splade_gemm_packed *layers; /* [n_layers][SPLADE_PACKED_PER_LAYER]: panels inside `region` */
     splade_gemm_packed mlm_dense;
     float *region;              /* owns every matrix's panels (common/big_alloc.h) */
+    int32_t ready_layers;       /* layers [0, ready_layers) are packed */
+    int mlm_ready;              /* the MLM transform is packed */
 } splade_cpu_packed;
 
-/* Packs on a team of nthreads. SPLADE_ERR_NOMEM when the copy does not fit. */
-int splade_cpu_packed_create(const splade_model *m, int nthreads, splade_cpu_packed **out);
+/* The copy's memory, nothing packed yet. SPLADE_ERR_NOMEM when it does not fit. */
+int splade_cpu_packed_create(const splade_model *m, splade_cpu_packed **out);
+/* Packs the next layer (then the MLM transform) on a team of nthreads; 1 while more is left. */
+int splade_cpu_packed_step(splade_cpu_packed *p, const splade_model *m, int nthreads);
+int splade_cpu_packed_done(const splade_cpu_packed *p);
 void splade_cpu_packed_free(splade_cpu_packed *p);
 
 /* Bytes the copy takes for m. */
