@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -808,6 +809,95 @@ static void test_budget(void **state)
     free_collection(&c);
 }
 
+/* Mean recall@k of searches with o against brute force, every returned score checked exact; a hit
+ * whose score ties the exact k-th counts (splade_search_calibrate's measure, computed apart). */
+static double recall_with(const collection *c, const splade_index *ix, const splade_qvec *qs, int nq, int k,
+                          const splade_search_opts *o)
+{
+    splade_searcher *s;
+    assert_int_equal(splade_searcher_create(ix, &s), 0);
+    assert_int_equal(splade_searcher_set_opts(s, o), 0);
+    splade_hit want[16], got[16];
+    double sum = 0.0;
+    int counted = 0;
+    for (int i = 0; i < nq; i++) {
+        int nw = brute_force(c, &qs[i], k, want), ng = -1, hits = 0;
+        assert_int_equal(splade_search(s, &qs[i], k, SPLADE_ALGO_AUTO, got, &ng), 0);
+        for (int j = 0; j < ng; j++) {
+            assert_int_equal(got[j].score, doc_score(c, &qs[i], got[j].doc));
+            hits += nw > 0 && got[j].score >= want[nw - 1].score;
+        }
+        if (nw > 0)
+            sum += (double)(hits < nw ? hits : nw) / nw, counted++;
+    }
+    splade_searcher_free(s);
+    return counted ? sum / counted : 1.0;
+}
+
+/* splade_search_calibrate: on 70,000 documents, the setting it picks for recall 0.99 is a rung of its
+ * ladder whose recall, measured apart against brute force, is the one reported and reaches 0.9,
+ * while the rung below (half the budget) does not; for a target no rung reaches (queries of 120
+ * equally weighted terms, of which the cut keeps 24) it answers exact (zeros, recall 1); bad
+ * arguments are refused with a detail. */
+static void test_calibrate(void **state)
+{
+    (void)state;
+    rng = 1357;
+    collection c;
+    make_collection(&c, 70000, 200, 12, 0);
+    char *dir = td_make("splade_test_query");
+    splade_index *ix = build(&c, dir);
+    enum { K = 10, NQ = 40, WIDE = 8 };
+    splade_qvec qs[NQ], wide[WIDE];
+    for (int i = 0; i < NQ; i++)
+        random_query(&c, &qs[i], 0);
+    splade_search_opts o;
+    double r = -1.0, target = 0.99; /* the first rung measured 0.985 here: the second is taken */
+    assert_int_equal(splade_search_calibrate(ix, qs, NQ, K, target, 2, &o, &r), 0);
+    assert_int_equal(o.query_cut, 24);
+    assert_int_equal(o.rescore, 200);
+    assert_true(o.budget > 0 && o.bound_factor == 0.0f);
+    const double apart = recall_with(&c, ix, qs, NQ, K, &o);
+    print_message("calibrated for %.2f: budget %d, recall %.4f (apart %.4f)\n", target, o.budget, r, apart);
+    assert_true(r >= target && fabs(apart - r) < 1e-9);
+    /* not the first rung (0.1 x 70,000 + 1), and the rung below (a budget sqrt(2) smaller) falls short */
+    static const double per_doc[] = {0.1, 0.1414, 0.2, 0.2828, 0.4, 0.5657, 0.8, 1.1314, 1.6};
+    int rung = 0;
+    while (rung < 9 && (int)(per_doc[rung] * c.n_docs + 1.0) != o.budget)
+        rung++;
+    assert_true(rung > 0 && rung < 9);
+    splade_search_opts below = o;
+    below.budget = (int)(per_doc[rung - 1] * c.n_docs + 1.0);
+    assert_true(recall_with(&c, ix, qs, NQ, K, &below) < target);
+    int32_t terms[120];
+    float w[120];
+    for (int i = 0; i < 120; i++)
+        terms[i] = i, w[i] = 1.0f;
+    for (int i = 0; i < WIDE; i++) {
+        terms[i] = 120 + i; /* each query a little different */
+        assert_int_equal(splade_qvec_build(terms, w, 120, (uint32_t)c.n_terms, &wide[i]), 0);
+    }
+    assert_int_equal(splade_search_calibrate(ix, wide, WIDE, K, 0.999, 1, &o, &r), 0);
+    splade_search_opts zero;
+    memset(&zero, 0, sizeof zero);
+    assert_memory_equal(&o, &zero, sizeof o);
+    assert_true(r == 1.0);
+    assert_true(splade_search_calibrate(ix, qs, 0, K, 0.9, 1, &o, &r) == SPLADE_ERR_INVALID_ARG);
+    assert_true(splade_search_calibrate(ix, qs, NQ, K, 0.9, 1, NULL, &r) == SPLADE_ERR_INVALID_ARG);
+    assert_true(splade_search_calibrate(ix, qs, NQ, 0, 0.9, 1, &o, &r) == SPLADE_ERR_INVALID_ARG);
+    assert_true(splade_search_calibrate(ix, qs, NQ, K, 0.0, 1, &o, &r) == SPLADE_ERR_INVALID_ARG);
+    assert_true(splade_search_calibrate(ix, qs, NQ, K, 1.5, 1, &o, &r) == SPLADE_ERR_INVALID_ARG);
+    assert_true(strstr(splade_error_detail(), "target 1.5") != NULL);
+    assert_true(splade_search_calibrate(NULL, qs, NQ, K, 0.9, 1, &o, &r) == SPLADE_ERR_INVALID_ARG);
+    for (int i = 0; i < NQ; i++)
+        splade_qvec_free(&qs[i]);
+    for (int i = 0; i < WIDE; i++)
+        splade_qvec_free(&wide[i]);
+    splade_index_close(ix);
+    td_free(dir);
+    free_collection(&c);
+}
+
 /* The budgeted pass's window heads, found from each window's counts at impact levels (4 impacts apart)
  * and a search within the level bracket of the lowest impact taken: on 70,000 documents (two windows)
  * of continuous weights, every copy's level counts match its postings; a term of impacts 1, 2 and 3
@@ -961,7 +1051,7 @@ int main(void)
         cmocka_unit_test(test_rescore_threads_and_common_terms),
         cmocka_unit_test(test_rescore_wide_vocabulary),
         cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_budget_levels),
+        cmocka_unit_test(test_budget_levels), cmocka_unit_test(test_calibrate),
         cmocka_unit_test(test_impact_order),
         cmocka_unit_test(test_forward_index),
     };

@@ -108,6 +108,18 @@ SPLADE_API int splade_search_batch(const splade_index *ix, const splade_qvec *qs
 SPLADE_API int splade_search_batch_opts(const splade_index *ix, const splade_qvec *qs, int nq, int k, splade_algo algo,
                                         const splade_search_opts *o, int threads, splade_hit *hits, int *n_hits);
 
+/* The cheapest approximation whose recall@k, measured on the caller's sample of n queries against
+ * the exact answers, reaches target (0 < target <= 1): a short ladder of settings (query_cut 24,
+ * rescore 200, budgets of 0.1 to 1.6 x the index's documents, sqrt(2) apart, src/query/calibrate.c)
+ * is tried cheapest first; the first that reaches it goes to *out, and *recall (may be NULL) gets
+ * its measured recall. None reaching it: *out all zeros (exact) and *recall 1. Recall counts a
+ * returned document whose exact score ties the k-th exact one. Costs one exact and up to nine
+ * approximate batches of the sample (on `threads` threads; the first approximate one builds the
+ * in-memory structures the options need); a sample of a few hundred of the real queries is enough
+ * for a mean within ~0.01. */
+SPLADE_API int splade_search_calibrate(const splade_index *ix, const splade_qvec *sample, int n, int k, double target,
+                                       int threads, splade_search_opts *out, double *recall);
+
 /* GPU batch search (src/pipeline/gpu_search.c, src/gpu/search.cu): exhaustive term-at-a-time on a
  * CUDA device, many queries at once, with exactly the CPU's results (the same hits, scores and tie
  * rule; deleted documents never returned). create uploads the index's live postings (about 5 bytes

@@ -223,6 +223,8 @@ _SIGNATURES = {
     "splade_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, c_int, c_void_p, c_void_p]),
     "splade_search_batch_opts": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, POINTER(SearchOpts), c_int,
                                          c_void_p, c_void_p]),
+    "splade_search_calibrate": (c_int, [c_void_p, c_void_p, c_int, c_int, ctypes.c_double, c_int, POINTER(SearchOpts),
+                                        POINTER(ctypes.c_double)]),
     "splade_gpu_searcher_create": (c_int, [c_void_p, c_int, P(c_void_p)]),
     "splade_gpu_searcher_free": (None, [c_void_p]),
     "splade_gpu_search_batch": (c_int, [c_void_p, c_void_p, c_int, c_int, c_void_p, c_void_p]),

@@ -602,7 +602,32 @@ class Index:
             return None
         return self._gpu
 
-    def _search_chunk(self, x, k, threads, gpu=None, approx=None):
+    def calibrate(self, queries, recall_target, k=10, threads=None):
+        """The cheapest approximate setting whose recall@k on these queries (texts or a CSR matrix, as
+        search takes; a few hundred of the real ones) reaches recall_target, measured against the exact
+        answers (splade_search_calibrate: query_cut 24, rescore 200 and budgets of 0.1 to 1.6 x the
+        documents, cheapest first; as `splade-index query --recall-target`). Returns a dict with
+        query_cut, rescore, budget (all 0 when no setting reaches it: search exactly) and the measured
+        recall; pass the first three to search."""
+        if not 0.0 < float(recall_target) <= 1.0:
+            raise InvalidArgumentError(f"recall_target must be in (0, 1], got {recall_target!r}")
+        if k < 1:
+            raise InvalidArgumentError(f"k must be >= 1, got {k}")
+        if isinstance(queries, (str, bytes)):
+            queries = [queries]
+        x = _as_csr(queries, "queries") if sp.issparse(queries) else self._encode_queries(queries)
+        if x.shape[0] == 0:
+            raise InvalidArgumentError("calibrate needs at least one query")
+        opts, recall = _lib.SearchOpts(), ctypes.c_double()
+
+        def run(_, base, nq):
+            check(lib.splade_search_calibrate(self._h, base, nq, k, float(recall_target), int(threads or 0),
+                                              byref(opts), byref(recall)))
+        self._with_qvecs(x, run)
+        return {"query_cut": opts.query_cut, "rescore": opts.rescore, "budget": opts.budget, "recall": recall.value}
+
+    def _with_qvecs(self, x, fn):
+        """fn(x's rows as an array of splade_qvec structs, its address, their count); freed after."""
         nq, n_terms = x.shape[0], self.info["n_terms"]
         qs = (_lib.Qvec * max(nq, 1))()
         base, size = ctypes.addressof(qs), ctypes.sizeof(_lib.Qvec)
@@ -613,6 +638,15 @@ class Index:
                 s = indptr[i]
                 check(build(ip + 4 * s, dp + 4 * s, indptr[i + 1] - s, n_terms, base + i * size))
                 built += 1
+            return fn(qs, base, nq)
+        finally:
+            for i in range(built):
+                lib.splade_qvec_free(base + i * size)
+
+    def _search_chunk(self, x, k, threads, gpu=None, approx=None):
+        nq = x.shape[0]
+
+        def run(qs, base, _):
             hits = np.zeros((nq, k), dtype=_HIT)
             n_hits = np.zeros(nq, dtype=np.int32)
             if gpu:
@@ -623,10 +657,8 @@ class Index:
             else:
                 check(lib.splade_search_batch(self._h, base, nq, k, _lib.ALGO_AUTO, int(threads or 0),
                                               hits.ctypes.data, n_hits.ctypes.data))
-            qmax = np.frombuffer(qs, dtype=_QMAX, count=nq)["query_max"].astype(np.float64)
-        finally:
-            for i in range(built):
-                lib.splade_qvec_free(base + i * size)
+            return hits, n_hits, np.frombuffer(qs, dtype=_QMAX, count=nq)["query_max"].astype(np.float64)
+        hits, n_hits, qmax = self._with_qvecs(x, run)
         found = np.arange(k)[None, :] < n_hits[:, None]
         table = self._id_table()
         ids = table[np.where(found, hits["doc"], len(table) - 1)]

@@ -61,6 +61,34 @@ def test_search_approximate_equals_cli(example_index):
             ix.search(texts, k=10, **bad)
 
 
+def test_calibrate_equals_cli(example_index):
+    """Index.calibrate picks what `splade-index query --recall-target` picks on the same queries (the
+    CLI calibrates on up to 200 of the batch: all of the example's), and searching with it gives the
+    CLI's run; a target of 1 answers with the exact scores; bad targets are refused."""
+    from splade_index import Index, InvalidArgumentError
+    queries = read_jsonl(os.path.join(EXAMPLE, "queries.jsonl"))
+    qids, texts = [q["_id"] for q in queries], [q["text"] for q in queries]
+    ix = Index.open(example_index)
+    for target in (0.5, 1.0):
+        opts = ix.calibrate(texts, target, k=10)
+        assert set(opts) == {"query_cut", "rescore", "budget", "recall"}
+        assert opts["recall"] >= target
+        run = cli("query", "-i", example_index, "--queries", os.path.join(EXAMPLE, "queries.jsonl"), "-k", "10",
+                  "--recall-target", str(target), "--output", "-")
+        said = "--query-cut %d --rescore %d --budget %d" % (opts["query_cut"], opts["rescore"], opts["budget"])
+        assert (said in run.stderr) if opts["query_cut"] else ("searching exactly" in run.stderr), run.stderr
+        search = {key: opts[key] for key in ("query_cut", "rescore", "budget")}
+        ids, scores = ix.search(texts, k=10, **search)
+        assert trec_lines(qids, ids, scores) == run.stdout.splitlines()
+    exact_ids, exact_scores = ix.search(texts, k=10)
+    assert np.array_equal(scores, exact_scores)  # target 1: every query's top 10 scores as the exact ones
+    for bad in (0, -0.5, 1.5):
+        with pytest.raises(InvalidArgumentError):
+            ix.calibrate(texts, bad)
+    with pytest.raises(InvalidArgumentError):
+        ix.calibrate([], 0.9)
+
+
 def test_search_scifact_slice_equals_cli(tmp_path):
     """SciFact (../shared): the first 150 documents indexed by the CLI, the first 300 queries, top 100:
     the Python run is the CLI's run line for line. A slice keeps the suite's CPU time down; the

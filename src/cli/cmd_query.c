@@ -43,6 +43,9 @@ static const char usage_text[] =
     "lists, those of largest query impact x impact first (lists under 1,024 postings read whole), from\n"
     "impact-ordered copies built in memory on the first search (5 bytes per copied posting); the cut\n"
     "then always leaves out terms in over 20% of the documents (bench/results/query-approx-scale-2026-11-26.md).\n"
+    "--recall-target R (0 < R <= 1, with --queries / --vector-queries, instead of the options above):\n"
+    "the cheapest of a ladder of those settings whose recall@k on up to 200 of the batch's queries,\n"
+    "measured against the exact answers, reaches R (exact when none does); said on stderr.\n"
     "--precision: the GPU's number format when --device puts the encoder there, bf16 (default) or\n"
     "fp32 (the CPU's vectors); int8: the CPU in int8 (opt-in, VNNI / AMX-INT8).\n"
     "--device cuda (or auto) with --queries / --vector-queries also searches the batch on the GPU: exact,\n"
@@ -54,6 +57,7 @@ typedef struct {
     int k, json, threads;
     splade_algo algo;
     splade_search_opts approx;
+    float recall_target; /* > 0: approx chosen by splade_search_calibrate on a sample of the batch */
 } query_opts;
 
 /* 0, or the usage exit status after saying which names exist. */
@@ -78,7 +82,7 @@ static int parse(int argc, char **argv, query_opts *o)
         {"threads", required_argument, 0, 't'}, {"algo", required_argument, 0, 'a'}, {"tag", required_argument, 0, 'T'},
         {"precision", required_argument, 0, 'P'}, {"query-cut", required_argument, 0, 'C'},
         {"bound-factor", required_argument, 0, 'F'}, {"rescore", required_argument, 0, 'R'},
-        {"budget", required_argument, 0, 'B'},
+        {"budget", required_argument, 0, 'B'}, {"recall-target", required_argument, 0, 'G'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->k = -1;
@@ -103,6 +107,7 @@ static int parse(int argc, char **argv, query_opts *o)
         case 'F': bad = splade_cli_float("query", "--bound-factor", optarg, 0.01f, 1, &o->approx.bound_factor); break;
         case 'R': bad = splade_cli_int("query", "--rescore", optarg, 1, SPLADE_RESCORE_MAX, &o->approx.rescore); break;
         case 'B': bad = splade_cli_int("query", "--budget", optarg, 1, INT_MAX, &o->approx.budget); break;
+        case 'G': bad = splade_cli_float("query", "--recall-target", optarg, 0.001, 1, &o->recall_target); break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -136,6 +141,16 @@ static int parse(int argc, char **argv, query_opts *o)
     }
     if (o->approx.budget && o->approx.bound_factor > 0 && o->approx.bound_factor < 1) {
         fprintf(stderr, "splade-index query: --budget and --bound-factor both prune the candidate pass: give one\n");
+        return 2;
+    }
+    if (o->recall_target > 0 && (o->approx.query_cut || o->approx.bound_factor || o->approx.rescore)) {
+        fprintf(stderr, "splade-index query: --recall-target picks --query-cut / --rescore / --budget itself: give "
+                        "one or the other\n");
+        return 2;
+    }
+    if (o->recall_target > 0 && o->text) {
+        fprintf(stderr, "splade-index query: --recall-target measures recall on a batch: use it with --queries or "
+                        "--vector-queries\n");
         return 2;
     }
     if (o->k < 0)
@@ -264,19 +279,49 @@ static int search_batch(splade_index *ix, const query_opts *o, const splade_quer
     return splade_search_batch_opts(ix, qs->q, qs->n, o->k, o->algo, &o->approx, o->threads, hits, n_hits);
 }
 
-static int run_batch(splade_index *ix, const query_opts *o)
+enum { CALIBRATION_QUERIES = 200 };
+
+/* o->approx from splade_search_calibrate on up to CALIBRATION_QUERIES of the batch, evenly spaced;
+ * the choice on stderr (the CLI's to say, the library's to measure). */
+static int calibrate(splade_index *ix, query_opts *o, const splade_query_set *qs)
 {
+    const int n = qs->n < CALIBRATION_QUERIES ? qs->n : CALIBRATION_QUERIES;
+    splade_qvec *sample = malloc(((size_t)n + 1) * sizeof *sample);
+    if (!sample)
+        return splade_fail(SPLADE_ERR_NOMEM, "calibration sample of %d queries", n);
+    for (int i = 0; i < n; i++)
+        sample[i] = qs->q[(size_t)i * (size_t)qs->n / (size_t)n]; /* read only: shallow copies */
+    double recall;
+    int rc = splade_search_calibrate(ix, sample, n, o->k, o->recall_target, o->threads, &o->approx, &recall);
+    free(sample);
+    if (rc == 0 && o->approx.query_cut)
+        fprintf(stderr,
+                "splade-index query: --recall-target %g: --query-cut %d --rescore %d --budget %d "
+                "(recall@%d %.4f on %d of the queries)\n",
+                o->recall_target, o->approx.query_cut, o->approx.rescore, o->approx.budget, o->k, recall, n);
+    else if (rc == 0)
+        fprintf(stderr, "splade-index query: --recall-target %g: no approximate setting reaches it on %d of the "
+                        "queries; searching exactly\n", o->recall_target, n);
+    return rc;
+}
+
+static int run_batch(splade_index *ix, const query_opts *opts)
+{
+    query_opts o = *opts;
     splade_query_set qs;
-    int rc = o->vqueries ? splade_query_set_from_vectors(ix, o->vqueries, &qs)
-                         : splade_query_set_from_file(ix, o->queries, &o->enc, &qs);
+    int rc = o.vqueries ? splade_query_set_from_vectors(ix, o.vqueries, &qs)
+                        : splade_query_set_from_file(ix, o.queries, &o.enc, &qs);
     if (rc < 0)
         return rc;
-    splade_hit *hits = malloc(((size_t)qs.n * (size_t)o->k + 1) * sizeof *hits);
+    if (o.recall_target > 0 && qs.n > 0)
+        rc = calibrate(ix, &o, &qs);
+    splade_hit *hits = malloc(((size_t)qs.n * (size_t)o.k + 1) * sizeof *hits);
     int *n_hits = malloc(((size_t)qs.n + 1) * sizeof *n_hits);
-    rc = hits && n_hits ? search_batch(ix, o, &qs, hits, n_hits)
-                        : splade_fail(SPLADE_ERR_NOMEM, "results of %d queries", qs.n);
     if (rc == 0)
-        rc = write_run(ix, &qs, hits, n_hits, o->k, o->output ? o->output : "-", o->tag);
+        rc = hits && n_hits ? search_batch(ix, &o, &qs, hits, n_hits)
+                            : splade_fail(SPLADE_ERR_NOMEM, "results of %d queries", qs.n);
+    if (rc == 0)
+        rc = write_run(ix, &qs, hits, n_hits, o.k, o.output ? o.output : "-", o.tag);
     free(hits);
     free(n_hits);
     splade_query_set_free(&qs);

@@ -56,6 +56,11 @@ cmp -s run.trec run6.trec || fail "--query-cut 1000 --rescore 1 changed the run"
 # ... and with a posting budget covering every posting
 "$BIN" query --vector-queries q.jsonl -k 3 --query-cut 1000 --rescore 1 --budget 2147483647 > run7.trec || fail "--budget"
 cmp -s run.trec run7.trec || fail "--query-cut 1000 --rescore 1 --budget 2147483647 changed the run"
+# a recall target of 1: the setting it picks (or exact) answers every query with the exact top 3's scores
+"$BIN" query --vector-queries q.jsonl -k 3 --recall-target 1 > run8.trec 2> cal.err || fail "--recall-target: $(cat cal.err)"
+grep -q "^splade-index query: --recall-target 1: " cal.err || fail "--recall-target: said nothing: $(cat cal.err)"
+cut -d' ' -f1,4,5 run.trec > scores.exact && cut -d' ' -f1,4,5 run8.trec > scores.cal
+cmp -s scores.exact scores.cal || fail "--recall-target 1: other scores than the exact run"
 
 printf 'query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td1\t2\nq2\td4\t1\n' > qrels.tsv
 "$BIN" eval --run run.trec --qrels qrels.tsv --metrics ndcg@10,mrr@10 > eval.out || fail "eval"

@@ -78,6 +78,21 @@ for v in abc 0.5x -1 0 1.5 nan ""; do
     grep -qF "splade-index query: --bound-factor: '$v'" "$T/err" || fail "--bound-factor '$v': message: $(cat "$T/err")"
 done
 
+# --recall-target: a number in (0, 1] (0.001..1), with a batch, instead of the explicit options
+for v in abc 0.9x -1 0 1.5 nan ""; do
+    "$BIN" query --recall-target "$v" --queries q.jsonl > "$T/out" 2> "$T/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "--recall-target '$v': exit $rc (want 2)"
+    grep -qF "splade-index query: --recall-target: '$v' is not a number in 0.001..1" "$T/err" ||
+        fail "--recall-target '$v': message: $(cat "$T/err")"
+done
+"$BIN" query --recall-target 0.9 --query-cut 5 --queries q.jsonl > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "--recall-target with --query-cut: not a usage error"
+grep -qF -- "--recall-target picks --query-cut" "$T/err" || fail "--recall-target with --query-cut: message: $(cat "$T/err")"
+"$BIN" query --recall-target 0.9 "some text" > "$T/out" 2> "$T/err"
+[ $? -eq 2 ] || fail "--recall-target with a text: not a usage error"
+grep -qF -- "--recall-target measures recall on a batch" "$T/err" || fail "--recall-target with a text: message: $(cat "$T/err")"
+
 # the edges of each range are accepted: the command goes on to its next check (a missing file)
 "$BIN" query -k 1 --threads 1024 -i "$T/none" "x" 2> "$T/err"
 grep -q "no index here" "$T/err" || fail "-k 1 --threads 1024 refused: $(cat "$T/err")"
