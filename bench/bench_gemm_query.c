@@ -25,6 +25,9 @@
  *  14 bcast-12x2 12 with panels of 32 columns and tiles of <= 12 rows x 2 vectors
  *  15 lib-packed the library's packed kernel (gemm_packed_cpu.c: 12's shape with k blocks of 64,
  *                the winner of this lab), its bits checked against variant 0's as well
+ *  16 lib-avx2   the library's in-place kernel for CPUs without AVX-512 (gemm_avx2_cpu.c, 8 lanes)
+ *  17 lib-packed-avx2  the packed kernel's AVX2 form (a 16-column quarter of the panel per tile)
+ *  18 openblas   what such CPUs ran before (splade_gemm_nt's OpenBLAS path: 64-column calls)
  *
  *   bench_gemm_query [--reps R] [--rows M,M,...] [--only V] [--file-weights PATH [--w-offset B]]
  *
@@ -53,11 +56,11 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 
-enum { MB = 32, LAYERS = 12, MATS = 6, NMAT = LAYERS * MATS, MAX_REPS = 31, VARIANTS = 16 };
+enum { MB = 32, LAYERS = 12, MATS = 6, NMAT = LAYERS * MATS, MAX_REPS = 31, VARIANTS = 19 };
 static const int32_t MAT_N[MATS] = {768, 768, 768, 768, 3072, 768};
 static const int32_t MAT_K[MATS] = {768, 768, 768, 768, 768, 3072};
 static const char *const NAMES[VARIANTS] = {"lib", "pf-group", "pf-none", "pf-ahead",
-                                            "pf-l2", "lanes16", "packed", "packed16", "kvec", "packed-hw", "packed-l2", "bcast-a", "bcast-a-kc", "bcast-a-kc64", "bcast-12x2", "lib-packed"};
+                                            "pf-l2", "lanes16", "packed", "packed16", "kvec", "packed-hw", "packed-l2", "bcast-a", "bcast-a-kc", "bcast-a-kc64", "bcast-12x2", "lib-packed", "lib-avx2", "lib-packed-avx2", "openblas"};
 
 static double cpu_ms(void)
 {
@@ -440,6 +443,20 @@ typedef struct {
 static int32_t mat_n(int m) { return MAT_N[m % MATS]; }
 static int32_t mat_k(int m) { return MAT_K[m % MATS]; }
 
+/* Variants 15-18: the library's own kernels on matrix m. */
+static void lib_variant(lab *L, int v, int m, const float *A, int32_t M)
+{
+    const int32_t N = mat_n(m), K = mat_k(m);
+    if (v == 15)
+        splade_gemm_packed_nt(A, M, K, &L->lib[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
+    else if (v == 16)
+        splade_gemm_nt(SPLADE_GEMM_AVX2, A, M, K, L->W[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
+    else if (v == 17)
+        splade_gemm_packed_nt_avx2(A, M, K, &L->lib[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
+    else
+        splade_gemm_nt(SPLADE_GEMM_BLAS, A, M, K, L->W[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
+}
+
 /* Variant v over the 72 matrices for M (<= 32) rows. */
 static void run_variant(lab *L, int v, int32_t M)
 {
@@ -454,8 +471,8 @@ static void run_variant(lab *L, int v, int32_t M)
             kvec_gemm(A, M, K, L->W[m], 0, N, L->C, N);
             continue;
         }
-        if (v == 15) {
-            splade_gemm_packed_nt(A, M, K, &L->lib[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
+        if (v >= 15) {
+            lib_variant(L, v, m, A, M);
             continue;
         }
         if (v == 14) {
@@ -485,8 +502,8 @@ static long check_variant(lab *L, int v, int m, int32_t M)
         splade_gemm_nt(SPLADE_GEMM_AVX512, A, M, K, L->W[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
     else if (v == 8)
         kvec_gemm(A, M, K, L->W[m], 0, N, L->C, N);
-    else if (v == 15)
-        splade_gemm_packed_nt(A, M, K, &L->lib[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
+    else if (v >= 15)
+        lib_variant(L, v, m, A, M);
     else if (v == 14)
         b12_gemm(A, M, K, L->Wp32[m], N, L->C, N, L->ct, KC);
     else if (v >= 11)

@@ -96,6 +96,54 @@ static void test_avx512(void **state)
     run_all(SPLADE_GEMM_AVX512);
 }
 
+static void test_avx2(void **state)
+{
+    (void)state;
+    if (!splade_gemm_avx2_usable()) {
+        printf("  AVX2 + FMA not available on this CPU\n");
+        skip();
+    }
+    run_all(SPLADE_GEMM_AVX2);
+}
+
+/* The AVX2 kernels (in place and packed) give the AVX-512 in-place kernel's bits, element for
+ * element: the same FMA chain per output, so a CPU without AVX-512 encodes as one with it, and
+ * before its packed copy exists as after. Random shapes with tails, both flags. */
+static void test_avx2_same_bits(void **state)
+{
+    (void)state;
+    if (!splade_gemm_avx2_usable() || !splade_gemm_avx512_usable()) {
+        printf("  needs AVX2 and AVX-512 to compare\n");
+        skip();
+    }
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        const int32_t M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
+        if (M > SPLADE_GEMM_SMALL_M)
+            continue;
+        float *A = rand_buf((size_t)M * K), *W = rand_buf((size_t)N * K), *bias = rand_buf((size_t)N);
+        float *C0 = rand_buf((size_t)M * N), *ref = malloc((size_t)M * N * 4), *got = malloc((size_t)M * N * 4);
+        float *scratch = aligned_alloc(64, splade_gemm_scratch_floats(K) * sizeof(float));
+        splade_gemm_packed P;
+        assert_int_equal(splade_gemm_packed_alloc(N, K, &P), 0);
+        splade_gemm_pack_cols(W, &P, 0, N);
+        for (int flags = 0; flags <= SPLADE_GEMM_ACCUM; flags++)
+            for (int form = 0; form < 2; form++) {
+                memcpy(ref, C0, (size_t)M * N * 4);
+                memcpy(got, C0, (size_t)M * N * 4);
+                splade_gemm_nt(SPLADE_GEMM_AVX512, A, M, K, W, bias, 0, N, ref, N, flags, scratch);
+                if (form == 0)
+                    splade_gemm_nt(SPLADE_GEMM_AVX2, A, M, K, W, bias, 0, N, got, N, flags, scratch);
+                else
+                    splade_gemm_packed_nt_avx2(A, M, K, &P, bias, 0, N, got, N, flags, scratch);
+                if (memcmp(ref, got, (size_t)M * N * 4))
+                    fail_msg("M=%d K=%d N=%d flags %d: the AVX2 %s kernel gives other bits", (int)M, (int)K, (int)N,
+                             flags, form ? "packed" : "in-place");
+            }
+        splade_gemm_packed_free(&P);
+        free(A), free(W), free(bias), free(C0), free(ref), free(got), free(scratch);
+    }
+}
+
 static void test_generic(void **state)
 {
     (void)state;
@@ -215,6 +263,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_avx512),
+        cmocka_unit_test(test_avx2),
+        cmocka_unit_test(test_avx2_same_bits),
         cmocka_unit_test(test_generic),
         cmocka_unit_test(test_auto_and_empty),
         cmocka_unit_test(test_share_same_bits),

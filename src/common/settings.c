@@ -73,6 +73,7 @@ static void read_env(void)
     splade_settings s = {0};
     s.gemm_cpu_blas = is("SPLADE_GEMM_CPU", "blas");
     s.gemm_cpu_inplace = is("SPLADE_GEMM_CPU", "inplace");
+    s.gemm_cpu_avx2 = is("SPLADE_GEMM_CPU", "avx2");
     s.lmhead_cpu_blas = is("SPLADE_LMHEAD_CPU", "blas");
     s.lmhead_cpu_full = s.lmhead_cpu_blas || is("SPLADE_LMHEAD_CPU", "full");
     s.gpu_poison = int_or("SPLADE_GPU_POISON", 0) != 0;

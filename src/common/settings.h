@@ -17,6 +17,7 @@ extern "C" {
 typedef struct {
     int gemm_cpu_blas;            /* SPLADE_GEMM_CPU=blas: OpenBLAS for the CPU encoder's GEMMs */
     int gemm_cpu_inplace;         /* SPLADE_GEMM_CPU=inplace: no packed copy for few rows (forward_cpu_packed.h) */
+    int gemm_cpu_avx2;            /* SPLADE_GEMM_CPU=avx2: the CPU encoder as on a CPU without AVX-512 */
     int lmhead_cpu_blas;          /* SPLADE_LMHEAD_CPU=blas: OpenBLAS for the CPU LM head */
     int lmhead_cpu_full;          /* SPLADE_LMHEAD_CPU=full (or blas): every fp32 logit, no bf16 screen
                                      (src/encoder/lmhead_screen_cpu.h) */

@@ -74,7 +74,7 @@ static void maybe_make_screen(cpu_state *s, int32_t tokens)
 }
 
 /* The packed copy once PACK_AFTER_TOKENS tokens went through few-row fp32 forwards on a CPU with
- * AVX-512, unless $SPLADE_GEMM_CPU=inplace: its memory then, and one layer per few-row forward
+ * AVX-512 or AVX2 + FMA, unless $SPLADE_GEMM_CPU=inplace: its memory then, and one layer per few-row forward
  * after (forward_cpu_packed.h). Tried once; without it (no memory) the in-place kernel runs, with
  * the same results. */
 static void maybe_make_packed(cpu_state *s, int32_t tokens)
@@ -89,7 +89,7 @@ static void maybe_make_packed(cpu_state *s, int32_t tokens)
     if (s->packed_tried || s->small_tokens < PACK_AFTER_TOKENS)
         return;
     s->packed_tried = 1;
-    if (splade_gemm_avx512_usable() && splade_cpu_packed_create(s->m, &s->packed))
+    if (splade_gemm_packed_usable() && splade_cpu_packed_create(s->m, &s->packed))
         splade_clear_error();
     else if (s->packed)
         splade_cpu_packed_step(s->packed, s->m, s->threads > 0 ? s->threads : 1);

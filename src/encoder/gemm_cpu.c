@@ -69,7 +69,8 @@ static int usable;
 
 static void decide_usable(void)
 {
-    usable = !splade_settings_get()->gemm_cpu_blas && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    const splade_settings *st = splade_settings_get();
+    usable = !st->gemm_cpu_blas && !st->gemm_cpu_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
 }
 
@@ -275,7 +276,10 @@ static void avx512_nt(const float *A, int32_t M, int32_t K, const float *W, cons
 
 splade_gemm_path splade_gemm_auto_path(int32_t M)
 {
-    return M <= SPLADE_GEMM_SMALL_M && splade_gemm_avx512_usable() ? SPLADE_GEMM_AVX512 : SPLADE_GEMM_BLAS;
+    if (M > SPLADE_GEMM_SMALL_M || splade_settings_get()->gemm_cpu_blas)
+        return SPLADE_GEMM_BLAS;
+    return splade_gemm_avx512_usable() ? SPLADE_GEMM_AVX512 : splade_gemm_avx2_usable() ? SPLADE_GEMM_AVX2
+                                                                                        : SPLADE_GEMM_BLAS;
 }
 
 void splade_gemm_nt(splade_gemm_path path, const float *A, int32_t M, int32_t K, const float *W,
@@ -287,6 +291,8 @@ void splade_gemm_nt(splade_gemm_path path, const float *A, int32_t M, int32_t K,
         path = splade_gemm_auto_path(M);
     if (path == SPLADE_GEMM_AVX512 && splade_gemm_avx512_usable())
         avx512_nt(A, M, K, W, bias, n0, n1, C, ldc, flags, scratch);
+    else if (path == SPLADE_GEMM_AVX2 && splade_gemm_avx2_usable())
+        splade_gemm_avx2_nt(A, M, K, W, bias, n0, n1, C, ldc, flags, scratch);
     else
         blas_nt(A, M, K, W, bias, n0, n1, C, ldc, flags);
 }
@@ -340,6 +346,8 @@ static void dnnl_share(const float *A, int32_t M, int32_t K, const float *W, con
     }
 }
 
+enum { AVX2_PACKED_MIN_M = 16 }; /* see splade_gemm_nt_share_packed */
+
 /* Few rows from the packed copy: the same 64-column units as the in-place kernel, each thread's
  * run of them in one call (the same bits as splade_gemm_nt: gemm_packed_cpu.h). */
 static void packed_share(const float *A, int32_t M, int32_t K, const splade_gemm_packed *P, const float *bias,
@@ -368,7 +376,11 @@ void splade_gemm_nt_share_packed(const float *A, int32_t M, int32_t K, const flo
 {
     if (M <= 0 || N <= 0)
         return;
-    if (P && M <= SPLADE_GEMM_SMALL_M && splade_gemm_avx512_usable()) {
+    /* Either form gives the same bits, so the faster one is taken: with AVX2 only, the packed tiles
+     * lose to the in-place kernel up to 16 rows (37 against 29 ms for 8 rows on the VM's cores,
+     * bench/results/cpu-query-avx2-2026-11-26.md) and win above (56 against 78 for 25). */
+    const int packed = splade_gemm_packed_usable();
+    if (P && M <= SPLADE_GEMM_SMALL_M && (packed == 2 || (packed == 1 && M > AVX2_PACKED_MIN_M))) {
         packed_share(A, M, K, P, bias, N, C, flags, scratch, tid, nthreads);
         return;
     }

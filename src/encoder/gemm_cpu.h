@@ -24,7 +24,8 @@ enum { SPLADE_GEMM_SMALL_M = 64, SPLADE_GEMM_UNIT = 64 };
 /* Above SMALL_M rows, units of ROW_UNIT rows (see splade_gemm_nt_share). */
 enum { SPLADE_GEMM_ROW_UNIT = 128 };
 
-typedef enum { SPLADE_GEMM_AUTO = 0, SPLADE_GEMM_AVX512 = 1, SPLADE_GEMM_BLAS = 2 } splade_gemm_path;
+/* AVX2: the few-row kernel at 8 lanes for CPUs without AVX-512 (gemm_avx2_cpu.c; the same bits). */
+typedef enum { SPLADE_GEMM_AUTO = 0, SPLADE_GEMM_AVX512 = 1, SPLADE_GEMM_BLAS = 2, SPLADE_GEMM_AVX2 = 3 } splade_gemm_path;
 
 /* C[m][n] = A[m]·W[n] + bias[n] (+ C[m][n] with SPLADE_GEMM_ACCUM) for m < M, n0 <= n < n1.
  * A [M,K] row-major (row stride K); W [N,K] row-major (nn.Linear [out,in]); C row stride ldc.
@@ -51,6 +52,11 @@ struct splade_gemm_packed_s;
 void splade_gemm_nt_share_packed(const float *A, int32_t M, int32_t K, const float *W,
                                  const struct splade_gemm_packed_s *P, const float *bias, int32_t N, float *C,
                                  int flags, float *scratch, int tid, int nthreads);
+
+/* gemm_avx2_cpu.c: the AVX2 path's kernel (callers: splade_gemm_nt), and whether the CPU has AVX2 + FMA. */
+void splade_gemm_avx2_nt(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t n0,
+                         int32_t n1, float *C, int32_t ldc, int flags, float *scratch);
+int splade_gemm_avx2_usable(void);
 
 /* 1 when this CPU runs the AVX-512 kernel (and $SPLADE_GEMM_CPU is not "blas"). */
 int splade_gemm_avx512_usable(void);

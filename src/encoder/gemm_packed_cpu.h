@@ -11,7 +11,8 @@
  * (bench/results/cpu-query-packed-2026-11-26.md).
  *
  * Each output is the same chain of FMAs over k from 0, then + bias (+ C): the same bits as
- * splade_gemm_nt's AVX-512 path, whatever the tiles or the thread's column range. */
+ * splade_gemm_nt's AVX-512 and AVX2 paths, whatever the tiles, the thread's column range or the
+ * form (AVX-512, or AVX2 on CPUs without it). */
 #ifndef SPLADE_GEMM_PACKED_CPU_H
 #define SPLADE_GEMM_PACKED_CPU_H
 
@@ -36,10 +37,17 @@ void splade_gemm_packed_free(splade_gemm_packed *p);
 /* Floats of the scratch splade_gemm_packed_nt needs (its C tile), 64-byte aligned. */
 size_t splade_gemm_packed_scratch_floats(int32_t M);
 
+/* 2 with AVX-512 (the kernel above), 1 with AVX2 + FMA only (the same tile a 16-column quarter at a
+ * time: the same bits), 0 without either or with $SPLADE_GEMM_CPU=blas (gemm_cpu.h's paths). */
+int splade_gemm_packed_usable(void);
+
 /* C[m][n] = A[m]·W[n] + bias[n] (+ C[m][n] with SPLADE_GEMM_ACCUM) for m < M, n0 <= n < n1, with
  * n0 % 64 == 0, n1 <= N, 1 <= M <= SPLADE_GEMM_SMALL_M. A [M, K] row-major; C row stride ldc.
- * Needs AVX-512 (splade_gemm_avx512_usable). */
+ * Needs splade_gemm_packed_usable(). */
 void splade_gemm_packed_nt(const float *A, int32_t M, int32_t K, const splade_gemm_packed *P, const float *bias,
                            int32_t n0, int32_t n1, float *C, int32_t ldc, int flags, float *scratch);
+/* The AVX2 form whatever else the CPU has (tests and the lab run it on AVX-512 machines too). */
+void splade_gemm_packed_nt_avx2(const float *A, int32_t M, int32_t K, const splade_gemm_packed *P, const float *bias,
+                                int32_t n0, int32_t n1, float *C, int32_t ldc, int flags, float *scratch);
 
 #endif
