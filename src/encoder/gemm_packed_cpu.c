@@ -96,20 +96,19 @@ static inline __attribute__((always_inline, AVX512)) void tile(const float *A, i
 
 typedef void (*tile_fn)(const float *, int32_t, const float *, int32_t, int32_t, float *, int, const char *, int);
 
-/* One function per tile height, so that the accumulators stay in registers. */
-#define TILE_R(R)                                                                                  \
-    __attribute__((AVX512)) static void tile_##R(const float *A, int32_t lda, const float *P, int32_t k0,   \
-                                                 int32_t k1, float *ct, int load, const char *pf, int lpi)   \
+/* One function per tile height (BODY inlined with a constant r), so that the accumulators stay in
+ * registers; TABLE[r] is the one for r rows. */
+#define TILE_R(BODY, ISA, R)                                                                       \
+    __attribute__((ISA)) static void BODY##_##R(const float *A, int32_t lda, const float *P, int32_t k0, int32_t k1, \
+                                                float *ct, int load, const char *pf, int lpi)                        \
     {                                                                                              \
-        tile(A, lda, R, P, k0, k1, ct, load, pf, lpi);                                             \
+        BODY(A, lda, R, P, k0, k1, ct, load, pf, lpi);                                             \
     }
-TILE_R(1)
-TILE_R(2)
-TILE_R(3)
-TILE_R(4)
-TILE_R(5)
-TILE_R(6)
-static const tile_fn TILES[TILE_ROWS + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
+#define TILE_TABLE(TABLE, BODY, ISA)                                                               \
+    TILE_R(BODY, ISA, 1) TILE_R(BODY, ISA, 2) TILE_R(BODY, ISA, 3) TILE_R(BODY, ISA, 4) TILE_R(BODY, ISA, 5)    \
+    TILE_R(BODY, ISA, 6)                                                                           \
+    static const tile_fn TABLE[TILE_ROWS + 1] = {NULL, BODY##_1, BODY##_2, BODY##_3, BODY##_4, BODY##_5, BODY##_6};
+TILE_TABLE(TILES, tile, AVX512)
 
 /* C's columns [c0, c0 + n) of rows [0, M) = the accumulators + bias (+ C), 16 at a time. */
 __attribute__((AVX512)) static void epilogue(const float *ct, int32_t M, const float *bias, int32_t n, float *C,
@@ -166,19 +165,7 @@ static inline __attribute__((always_inline, AVX2)) void tile8(const float *A, in
     }
 }
 
-#define TILE8_R(R)                                                                                 \
-    __attribute__((AVX2)) static void tile8_##R(const float *A, int32_t lda, const float *P, int32_t k0,     \
-                                                int32_t k1, float *ct, int load, const char *pf, int lpi)    \
-    {                                                                                              \
-        tile8(A, lda, R, P, k0, k1, ct, load, pf, lpi);                                            \
-    }
-TILE8_R(1)
-TILE8_R(2)
-TILE8_R(3)
-TILE8_R(4)
-TILE8_R(5)
-TILE8_R(6)
-static const tile_fn TILES8[TILE_ROWS + 1] = {NULL, tile8_1, tile8_2, tile8_3, tile8_4, tile8_5, tile8_6};
+TILE_TABLE(TILES8, tile8, AVX2)
 
 /* The AVX-512 epilogue's arithmetic (acc + bias, + C), 8 at a time. */
 __attribute__((AVX2)) static void epilogue8(const float *ct, int32_t M, const float *bias, int32_t n, float *C,
