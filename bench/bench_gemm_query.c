@@ -457,44 +457,8 @@ static void lib_variant(lab *L, int v, int m, const float *A, int32_t M)
         splade_gemm_nt(SPLADE_GEMM_BLAS, A, M, K, L->W[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
 }
 
-/* Variant v over the 72 matrices for M (<= 32) rows. */
-static void run_variant(lab *L, int v, int32_t M)
-{
-    for (int m = 0; m < NMAT; m++) {
-        const int32_t N = mat_n(m), K = mat_k(m);
-        const float *A = L->A[K == 3072];
-        if (v == 0) {
-            splade_gemm_nt(SPLADE_GEMM_AVX512, A, M, K, L->W[m], L->zero_bias, 0, N, L->C, N, 0, L->scratch);
-            continue;
-        }
-        if (v == 8) {
-            kvec_gemm(A, M, K, L->W[m], 0, N, L->C, N);
-            continue;
-        }
-        if (v >= 15) {
-            lib_variant(L, v, m, A, M);
-            continue;
-        }
-        if (v == 14) {
-            b12_gemm(A, M, K, L->Wp32[m], N, L->C, N, L->ct, KC);
-            continue;
-        }
-        if (v >= 11) {
-            bcast_gemm(A, M, K, L->Wp64[m], N, L->C, N, L->ct, v == 11 ? K : v == 13 ? 64 : KC, v == 11 ? -1 : v == 12 ? 1 : 0);
-            continue;
-        }
-        transpose_a(A, M, K, L->At);
-        kernel_fn f = pick_kernel(v, M);
-        const int packed = v >= 6;
-        for (int32_t n = 0; n < N; n += 8) {
-            const float *w = packed ? L->Wp[m] + (size_t)n * K : L->W[m] + (size_t)n * K;
-            f(L->At, K, w, K, M, L->C + n, N, L->tile);
-        }
-    }
-}
-
-/* Variant v's product for matrix m against double precision. Returns the number of bad elements. */
-static long check_variant(lab *L, int v, int m, int32_t M)
+/* Variant v's product for matrix m and M (<= 32) rows into L->C. */
+static void variant_matrix(lab *L, int v, int m, int32_t M)
 {
     const int32_t N = mat_n(m), K = mat_k(m);
     const float *A = L->A[K == 3072];
@@ -507,13 +471,29 @@ static long check_variant(lab *L, int v, int m, int32_t M)
     else if (v == 14)
         b12_gemm(A, M, K, L->Wp32[m], N, L->C, N, L->ct, KC);
     else if (v >= 11)
-        bcast_gemm(A, M, K, L->Wp64[m], N, L->C, N, L->ct, v == 11 ? K : v == 13 ? 64 : KC, v == 11 ? -1 : v == 12 ? 1 : 0);
+        bcast_gemm(A, M, K, L->Wp64[m], N, L->C, N, L->ct, v == 11 ? K : v == 13 ? 64 : KC,
+                   v == 11 ? -1 : v == 12 ? 1 : 0);
     else {
         transpose_a(A, M, K, L->At);
         kernel_fn f = pick_kernel(v, M);
         for (int32_t n = 0; n < N; n += 8)
             f(L->At, K, (v >= 6 ? L->Wp[m] : L->W[m]) + (size_t)n * K, K, M, L->C + n, N, L->tile);
     }
+}
+
+/* Variant v over the 72 matrices. */
+static void run_variant(lab *L, int v, int32_t M)
+{
+    for (int m = 0; m < NMAT; m++)
+        variant_matrix(L, v, m, M);
+}
+
+/* Variant v's product for matrix m against double precision. Returns the number of bad elements. */
+static long check_variant(lab *L, int v, int m, int32_t M)
+{
+    const int32_t N = mat_n(m), K = mat_k(m);
+    const float *A = L->A[K == 3072];
+    variant_matrix(L, v, m, M);
     long bad = 0;
     for (int32_t i = 0; i < M; i++)
         for (int32_t n = 0; n < N; n++) {
