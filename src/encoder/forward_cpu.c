@@ -56,20 +56,20 @@ _Static_assert((int)SPLADE_DNNL_ACCUM == (int)SPLADE_GEMM_ACCUM && (int)SPLADE_D
                "q8_linear passes one set of flags to both GEMMs");
 
 /* This thread's share of y = x W^T + b (+ y with SPLADE_GEMM_ACCUM; GELU with SPLADE_GEMM_GELU):
- * a fixed grid of units, hence the same bits on any thread count (gemm_cpu.h). */
-static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,
-                        const float *b, int32_t N, float *y, int flags)
-{
-    splade_gemm_nt_share(x, f->T, K, W, b, N, y, flags, f->w->scratch + (size_t)tid * f->w->per_thread, tid,
-                         splade_team_size(t));
-}
-
-/* The same from W's packed copy P when there is one (the same bits: gemm_packed_cpu.h). */
+ * a fixed grid of units, hence the same bits on any thread count (gemm_cpu.h); from W's packed copy
+ * P when there is one (the same bits again: gemm_packed_cpu.h). */
 static void linear_packed(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,
                           const splade_gemm_packed *P, const float *b, int32_t N, float *y, int flags)
 {
     splade_gemm_nt_share_packed(x, f->T, K, W, P, b, N, y, flags,
                                 f->w->scratch + (size_t)tid * f->w->per_thread, tid, splade_team_size(t));
+}
+
+/* The same without a packed copy (the int8 forward's GEMMs kept in fp32). */
+static void linear_part(const fwd *f, int tid, splade_team *t, const float *x, int32_t K, const float *W,
+                        const float *b, int32_t N, float *y, int flags)
+{
+    linear_packed(f, tid, t, x, K, W, NULL, b, N, y, flags);
 }
 
 /* This thread's columns of dst = src (the residual the next GEMM accumulates onto). */
