@@ -379,8 +379,8 @@ void splade_gemm_nt_share_packed(const float *A, int32_t M, int32_t K, const flo
     /* Either form gives the same bits, so the faster one is taken: with AVX2 only, the packed tiles
      * lose to the in-place kernel up to 16 rows (37 against 29 ms for 8 rows on the VM's cores,
      * bench/results/cpu-query-avx2-2026-11-26.md) and win above (56 against 78 for 25). */
-    const int packed = splade_gemm_packed_usable();
-    if (P && M <= SPLADE_GEMM_SMALL_M && (packed == 2 || (packed == 1 && M > AVX2_PACKED_MIN_M))) {
+    const int packed = P ? splade_gemm_packed_usable() : 0;
+    if (M <= SPLADE_GEMM_SMALL_M && (packed == 2 || (packed == 1 && M > AVX2_PACKED_MIN_M))) {
         packed_share(A, M, K, P, bias, N, C, flags, scratch, tid, nthreads);
         return;
     }
