@@ -27,7 +27,8 @@
 # Knobs: N (documents, 1000000), MODEL (the encoder, cache/splade-tiny; e.g. a bert-base-shaped one
 # made by ../shared/peer/encode_peers.py make), R1M_DIR (tmp/r1m), METHODS / ROUNDS (ours' methods timed, rounds),, SLOW_Q (queries for the slow exact peers, 100), GPU_SEARCH=0 (skip
 # the GPU batch search), PEERS=0 (ours only: no brute force, no peer builds), PREP_WAIT (s), SKIP_PISA=1 (pyterrier is not carried by default),
-# SKIP_SEISMIC=1 / SKIP_BMP=1 (their 1 M builds take ~10 / > 12 minutes of device time).
+# SKIP_SEISMIC=1 / SKIP_BMP=1 (their 1 M builds took ~10 / > 12 minutes here, sharing cores; Seismic alone
+# on 14 threads takes ~3 minutes: bench/query/seismic_1m.sh builds it with larger n_postings).
 set -u
 OUT=${OUT:-/tmp/real1m-out}
 mkdir -p "$OUT"
