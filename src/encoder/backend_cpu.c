@@ -81,18 +81,17 @@ static void maybe_make_packed(cpu_state *s, int32_t tokens)
 {
     if (s->precision != SPLADE_CPU_FP32 || tokens > SPLADE_GEMM_SMALL_M || splade_settings_get()->gemm_cpu_inplace)
         return;
-    if (s->packed) {
-        splade_cpu_packed_step(s->packed, s->m, s->threads > 0 ? s->threads : 1);
-        return;
+    if (!s->packed) {
+        s->small_tokens += tokens;
+        if (s->packed_tried || s->small_tokens < PACK_AFTER_TOKENS)
+            return;
+        s->packed_tried = 1;
+        if (!splade_gemm_packed_usable() || splade_cpu_packed_create(s->m, &s->packed)) {
+            splade_clear_error(); /* (no memory: the in-place kernel, the same results) */
+            return;
+        }
     }
-    s->small_tokens += tokens;
-    if (s->packed_tried || s->small_tokens < PACK_AFTER_TOKENS)
-        return;
-    s->packed_tried = 1;
-    if (splade_gemm_packed_usable() && splade_cpu_packed_create(s->m, &s->packed))
-        splade_clear_error();
-    else if (s->packed)
-        splade_cpu_packed_step(s->packed, s->m, s->threads > 0 ? s->threads : 1);
+    splade_cpu_packed_step(s->packed, s->m, s->threads > 0 ? s->threads : 1);
 }
 
 static int cpu_upload(void *state, const splade_model *m)

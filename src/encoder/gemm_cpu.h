@@ -46,8 +46,9 @@ size_t splade_gemm_scratch_floats(int32_t K);
 void splade_gemm_nt_share(const float *A, int32_t M, int32_t K, const float *W, const float *bias, int32_t N,
                           float *C, int flags, float *scratch, int tid, int nthreads);
 
-/* The same with a packed copy of W (gemm_packed_cpu.h; NULL: none): few rows on a CPU with AVX-512
- * read the copy (the same bits), the rest as splade_gemm_nt_share. */
+/* The same with a packed copy of W (gemm_packed_cpu.h; NULL: none): few rows read the copy with
+ * AVX-512, and above 16 rows with AVX2 only (the same bits either way); the rest as
+ * splade_gemm_nt_share. */
 struct splade_gemm_packed_s;
 void splade_gemm_nt_share_packed(const float *A, int32_t M, int32_t K, const float *W,
                                  const struct splade_gemm_packed_s *P, const float *bias, int32_t N, float *C,

@@ -21,18 +21,20 @@
 
 enum { SPLADE_GEMM_PANEL = 64 };
 
-/* panels [ceil(N/64)][K][64]: panel p's k row holds W[64p + c][k] for c < 64 (0 past N).
- * Owns `panels` (64-byte aligned). */
+/* panels [ceil(N/64)][K][64]: panel p's k row holds W[64p + c][k] for c < 64 (0 past N), 64-byte
+ * aligned. Owned by whoever allocated them: splade_gemm_packed_alloc (then splade_gemm_packed_free),
+ * or a region holding many matrices (forward_cpu_packed.c). */
 typedef struct splade_gemm_packed_s {
     float *panels;
     int32_t N, K;
 } splade_gemm_packed;
 
-/* Columns [n0, n1) of this thread's share of the packing (n0, n1 multiples of 64 or N): out must
- * already hold N, K and the allocation (splade_gemm_packed_alloc). */
+/* One matrix's own panels for W [N, K]. */
 int splade_gemm_packed_alloc(int32_t N, int32_t K, splade_gemm_packed *out);
-void splade_gemm_pack_cols(const float *W, splade_gemm_packed *p, int32_t n0, int32_t n1);
 void splade_gemm_packed_free(splade_gemm_packed *p);
+/* Columns [n0, n1) of the packing, a thread's share (n0, n1 multiples of 64 or N): p must already
+ * hold N, K and its panels. */
+void splade_gemm_pack_cols(const float *W, splade_gemm_packed *p, int32_t n0, int32_t n1);
 
 /* Floats of the scratch splade_gemm_packed_nt needs (its C tile), 64-byte aligned. */
 size_t splade_gemm_packed_scratch_floats(int32_t M);
