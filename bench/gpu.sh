@@ -105,6 +105,17 @@ if echo "$TESTS" | grep -q test_encoder_backends; then
         say "  test_encoder_backends (erf): FAILED"; rc=1
     fi
 fi
+# ... and with the mma.sync attention (gpu_attention.cu) at every head size: on Hopper the default at
+# head size 64 is the wgmma kernel (gpu_attention_wgmma.cu), so this keeps the other GPUs' path tested
+if echo "$TESTS" | grep -q test_encoder_backends; then
+    say "test test_encoder_backends, SPLADE_GPU_ATTN=mma (random models, gpu-bf16)"
+    if SPLADE_GPU_ATTN=mma SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' timeout 60 \
+        "$BUILD/tests/test_encoder_backends" >>"$LOG" 2>&1; then
+        say "  test_encoder_backends (mma attention): ok"
+    else
+        say "  test_encoder_backends (mma attention): FAILED"; rc=1
+    fi
+fi
 # ... and with every batch through the encoder's own small-batch GEMMs (gpu_gemm_small.cu), then
 # with none (all cuBLASLt): by default only batches of <= 64 tokens and single sequences take them
 if echo "$TESTS" | grep -q test_encoder_backends; then

@@ -78,6 +78,7 @@ static void read_env(void)
     s.lmhead_cpu_full = s.lmhead_cpu_blas || is("SPLADE_LMHEAD_CPU", "full");
     s.gpu_poison = int_or("SPLADE_GPU_POISON", 0) != 0;
     s.gpu_gelu_erf = is("SPLADE_GPU_GELU", "erf");
+    s.gpu_attn_mma = is("SPLADE_GPU_ATTN", "mma");
     s.gpu_gemm_tune = getenv("SPLADE_GPU_GEMM_TUNE") ? int_or("SPLADE_GPU_GEMM_TUNE", 0) != 0 : -1;
     const int chunk = int_or("SPLADE_GPU_FFN_CHUNK", 0);
     s.gpu_ffn_chunk = chunk > 0 ? (chunk + 127) / 128 * 128 : 0;

@@ -23,6 +23,7 @@ typedef struct {
                                      (src/encoder/lmhead_screen_cpu.h) */
     int gpu_poison;               /* SPLADE_GPU_POISON=1: fill GPU buffers with 3.4e38 first */
     int gpu_gelu_erf;             /* SPLADE_GPU_GELU=erf: exact GELU kernel instead of cuBLASLt's tanh epilogue */
+    int gpu_attn_mma;             /* SPLADE_GPU_ATTN=mma: the mma.sync attention on Hopper too (not wgmma) */
     int gpu_gemm_tune;            /* SPLADE_GPU_GEMM_TUNE: -1 unset (on), 0 off, 1 on */
     int gpu_small_gemm;           /* SPLADE_GPU_SMALL_GEMM=N: batches of <= N tokens (default 64; 0: none) and
                                    * single sequences of <= 512 run the encoder's own GEMMs, not cuBLASLt */

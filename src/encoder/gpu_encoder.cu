@@ -4,7 +4,8 @@
  * decoder bias stay fp32). Tokens of all sequences are packed back to back ([T, hidden], no
  * padding); per layer:
  *   QKV   = X·Wqkvᵀ + b           cuBLASLt, bias epilogue (Q, K, V weights fused: one GEMM)
- *   C     = attention(QKV)         flash-style tensor-core kernel, per sequence (gpu_attention.cu)
+ *   C     = attention(QKV)         flash-style tensor-core kernel, per sequence (gpu_attention_wgmma.cu
+ *                                  on Hopper at head size 64, gpu_attention.cu otherwise)
  *   X     = LN(X + C·Woᵀ + b)      cuBLASLt bias epilogue, then one add+LayerNorm kernel
  *   U     = gelu(X·Wiᵀ + b)        cuBLASLt bias+GELU epilogue (tanh form; see below)
  *   X     = LN(X + U·Wo2ᵀ + b)
@@ -17,8 +18,9 @@
  * bias epilogue plus a separate in-place exact-erf pass (~1.5 ms more at B=128, S=256 on an H200).
  * docs/GPU_ENCODER.md gives the cost and the accuracy of each. The CPU path stays exact erf.
  *
- * Attention: 128 query rows per block and a ring of K/V stages (the 64-row v1 is in the kernel lab,
- * tools/kernel_lab/attention.cu).
+ * Attention: 128 query rows per block and a ring of K/V stages; on Hopper (head size 64) through
+ * wgmma, elsewhere (and with SPLADE_GPU_ATTN=mma) through mma.sync. Every version, the losers
+ * included, is in the kernel lab (tools/kernel_lab/attention.cu).
  *
  * SPLADE_GPU_FFN_CHUNK=N runs the FFN in slices of N tokens: the [slice, intermediate]
  * activation then no longer scales with the batch (less memory), at 1-3% of speed on an H200.
@@ -316,6 +318,8 @@ int encode_hidden_t(splade_gpu_encoder *g, const Batch &bt)
         TRY(prof_begin(g, SPLADE_GPU_PROF_ATTENTION));
         if constexpr (kF32)
             TRY(splade_gpu::attention_f32(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, s));
+        else if (g->attn_wgmma)
+            TRY(splade_gpu::attention_wgmma(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, s));
         else
             TRY(splade_gpu::attention(big, ctx, bt.tiles_d, bt.n_tiles, g->heads, g->hd, s));
         TRY(prof_end(g));
@@ -520,6 +524,8 @@ extern "C" int splade_gpu_encoder_create_on(const splade_model *m, splade_lmhead
             TRY(splade_gpu::attention_f32_init(g->hd));
         else
             TRY(splade_gpu::attention_init(g->hd));
+        if (!g->fp32 && !knob->gpu_attn_mma)
+            TRY(splade_gpu::attention_wgmma_init(g->hd, &g->attn_wgmma));
         if (g->fp32) {
             TRY(ensure_lt(g));
             TRY(pick_fp32_compute(g));

@@ -75,6 +75,7 @@ struct splade_gpu_encoder {
     int H, I, V, L, heads, hd, P;
     bool gelu_tanh;
     int attn_q;    // query rows per attention tile of that version
+    bool attn_wgmma = false;  // bf16 head size 64 on Hopper: gpu_attention_wgmma.cu (else gpu_attention.cu)
     int ffn_chunk;  // tokens per FFN slice (caps the [slice, I] intermediate); 0: whole batch
 
     cudaStream_t stream = nullptr;

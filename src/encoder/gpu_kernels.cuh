@@ -59,6 +59,13 @@ int attention_q_rows();
 int attention(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads,
               int head_dim, cudaStream_t s);
 
+/* Hopper (sm_90a) attention for head size 64 (gpu_attention_wgmma.cu): the same layout, tile list
+ * (attention_q_rows() query rows a tile) and results as attention() up to rounding. *usable is set
+ * when this device and binary can run it (compute capability 9.x, sm_90a code built); then it also
+ * raises the kernel's shared-memory limit for the current device. */
+int attention_wgmma_init(int head_dim, bool *usable);
+int attention_wgmma(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_tiles, int heads, cudaStream_t s);
+
 /* fp32 attention (gpu_attention_f32.cu, SPLADE_PRECISION_FP32): the same layout and tile list
  * with fp32 qkv [T, 3*H] and ctx [T, H]; SIMT FMAs, online softmax with expf, no score matrix
  * in memory. Query rows per tile (the q0 step of its tile list): */
