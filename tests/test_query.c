@@ -259,6 +259,48 @@ static void test_random_collections_match_brute_force(void **state)
         run_seed(seed);
 }
 
+/* More documents than TAAT's window of 131,072 (src/query/taat.c): its sums are added window by window,
+ * dense lists' blocks straddle the windows' edges (decoded for each) and rare terms start in later
+ * windows; every method, TAAT included, against the brute force. A term of the last 300 documents
+ * only is in every query. */
+static void test_taat_windows_match_brute_force(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        rng = seed * 0x51ED270B27A0B3A1ull + 7;
+        const int coarse = (int)(seed % 2);
+        collection c;
+        make_collection(&c, 270000 + rnd() % 140000, 400, 5, coarse);
+        const int32_t late = c.n_terms++; /* its postings: the last 300 documents */
+        for (uint32_t d = c.n_docs - 300; d < c.n_docs; d++) {
+            c.terms[d] = realloc(c.terms[d], ((size_t)c.len[d] + 1) * sizeof(int32_t));
+            c.w[d] = realloc(c.w[d], ((size_t)c.len[d] + 1) * sizeof(float));
+            c.terms[d][c.len[d]] = late;
+            c.w[d][c.len[d]++] = rnd_weight(coarse);
+        }
+        char *dir = td_make("splade_test_query_windows");
+        splade_index *ix = build(&c, dir);
+        splade_searcher *s;
+        assert_int_equal(splade_searcher_create(ix, &s), 0);
+        for (int qi = 0; qi < 8; qi++) {
+            int32_t terms[12];
+            float w[12];
+            int n = 0;
+            terms[n] = late, w[n++] = rnd_weight(coarse);
+            while (n < 12)
+                terms[n] = rnd_term(c.n_terms - 1), w[n++] = rnd_weight(coarse);
+            splade_qvec q;
+            assert_int_equal(splade_qvec_build(terms, w, n, (uint32_t)c.n_terms, &q), 0);
+            check_query(&c, s, &q, qi % 2 ? 10 : 1000);
+            splade_qvec_free(&q);
+        }
+        splade_searcher_free(s);
+        splade_index_close(ix);
+        td_free(dir);
+        free_collection(&c);
+    }
+}
+
 static void test_empty_query_and_absent_terms(void **state)
 {
     (void)state;
@@ -1041,6 +1083,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_collections_match_brute_force),
+        cmocka_unit_test(test_taat_windows_match_brute_force),
         cmocka_unit_test(test_empty_query_and_absent_terms),
         cmocka_unit_test(test_batch_same_for_any_thread_count),
         cmocka_unit_test(test_reorder_independent_of_threads),

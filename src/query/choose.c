@@ -29,7 +29,9 @@
  * (bench/results/query-2026-11-25.md).
  * Up to WTAAT_MIN_DOCS documents TAAT always (SciFact: auto 54.5 / 54.7 µs of CPU, taat 55.3 / 57.4).
  * Past TAAT_MAX_DOCS documents wtaat always: its pruning grows with the collection (the k-th score
- * rises, the bounds do not) and TAAT's accumulators leave the cache. The realistic vectors repeated
+ * rises, the bounds do not) and TAAT's accumulators leave the cache. (TAAT now adds in windows of
+ * 128 k documents, taat.c, and no longer pays for the cache: still 4x wtaat's time at the median on
+ * 1 M documents, query-taat-window-2026-11-26.md.) The realistic vectors repeated
  * 4 times (390 k documents; duplicates raise the k-th score, so this flatters pruning): wtaat 1.44 ms
  * of CPU per query, TAAT 2.93, BMP 2.56. No real collection between 97 k and 390 k was measured.
  * An approximate search (splade_search_opts) goes to BMP where the exact one would (BMP has no
