@@ -95,38 +95,27 @@ for n in $TESTS; do
 done
 grep -E '^\s+\[lmhead\]|^\[  (PASSED|FAILED|SKIPPED) \]' "$LOG" | tail -60
 
-# the encoder's bf16 cases once more with the exact erf GELU (the default is the fused tanh epilogue)
-if echo "$TESTS" | grep -q test_encoder_backends; then
-    say "test test_encoder_backends, SPLADE_GPU_GELU=erf (random models, gpu-bf16)"
-    if SPLADE_GPU_GELU=erf SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' timeout 60 \
+# The encoder's bf16 cases (random models) once more in other configurations: one setting, then
+# test_encoder_backends under it. encoder_variant LABEL TIMEOUT VAR=VALUE
+encoder_variant() {
+    say "test test_encoder_backends, $3 (random models, gpu-bf16)"
+    if env "$3" SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' timeout "$2" \
         "$BUILD/tests/test_encoder_backends" >>"$LOG" 2>&1; then
-        say "  test_encoder_backends (erf): ok"
+        say "  test_encoder_backends ($1): ok"
     else
-        say "  test_encoder_backends (erf): FAILED"; rc=1
+        say "  test_encoder_backends ($1): FAILED"; rc=1
     fi
-fi
-# ... and with the mma.sync attention (gpu_attention.cu) at every head size: on Hopper the default at
-# head size 64 is the wgmma kernel (gpu_attention_wgmma.cu), so this keeps the other GPUs' path tested
+}
 if echo "$TESTS" | grep -q test_encoder_backends; then
-    say "test test_encoder_backends, SPLADE_GPU_ATTN=mma (random models, gpu-bf16)"
-    if SPLADE_GPU_ATTN=mma SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' timeout 60 \
-        "$BUILD/tests/test_encoder_backends" >>"$LOG" 2>&1; then
-        say "  test_encoder_backends (mma attention): ok"
-    else
-        say "  test_encoder_backends (mma attention): FAILED"; rc=1
-    fi
-fi
-# ... and with every batch through the encoder's own small-batch GEMMs (gpu_gemm_small.cu), then
-# with none (all cuBLASLt): by default only batches of <= 64 tokens and single sequences take them
-if echo "$TESTS" | grep -q test_encoder_backends; then
+    # the exact erf GELU (the default is the fused tanh epilogue)
+    encoder_variant erf 60 SPLADE_GPU_GELU=erf
+    # the mma.sync attention (gpu_attention.cu) at every head size: on Hopper the default at head size
+    # 64 is the wgmma kernel (gpu_attention_wgmma.cu), so this keeps the other GPUs' path tested
+    encoder_variant "mma attention" 60 SPLADE_GPU_ATTN=mma
+    # every batch through the encoder's own small-batch GEMMs (gpu_gemm_small.cu), then none (all
+    # cuBLASLt): by default only batches of <= 64 tokens and single sequences take them
     for sg in 1000000 0; do
-        say "test test_encoder_backends, SPLADE_GPU_SMALL_GEMM=$sg (random models, gpu-bf16)"
-        if SPLADE_GPU_SMALL_GEMM=$sg SPLADE_GPU_TEST_SMALL=1 SPLADE_TEST_FILTER='*/gpu-bf16' timeout 90 \
-            "$BUILD/tests/test_encoder_backends" >>"$LOG" 2>&1; then
-            say "  test_encoder_backends (small GEMM $sg): ok"
-        else
-            say "  test_encoder_backends (small GEMM $sg): FAILED"; rc=1
-        fi
+        encoder_variant "small GEMM $sg" 90 SPLADE_GPU_SMALL_GEMM=$sg
     done
 fi
 grep -E 'rel-L2' "$LOG" | tail -30

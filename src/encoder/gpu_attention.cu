@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "common/fail.h"
+#include "encoder/gpu_attention_common.cuh"
 #include "encoder/gpu_kernels.cuh"
 #include "gpu/cuda_check.h"
 
@@ -22,10 +23,7 @@ namespace splade_gpu {
 
 namespace {
 
-__device__ __forceinline__ uint32_t smem_u32(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
+using attn::smem_u32;
 
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p)
 {
@@ -51,15 +49,9 @@ __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
-{
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&h);
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+using attn::cp_async_commit;
+using attn::cp_async_wait;
+using attn::pack_bf16;
 
 /* ---- the kernel (v2) ---------------------------------------------------------------------------
  * Q rides in the first commit group; K/V come from L2/DRAM once per 128 queries (v1: 64).
@@ -69,12 +61,7 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 constexpr int kW2 = 8;
 constexpr int kT2 = kW2 * 32;
 
-__device__ __forceinline__ float ex2_ftz(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
+using attn::ex2_ftz;
 
 template <int D>
 struct V2 {
@@ -172,46 +159,9 @@ __global__ void __launch_bounds__(kT2, V2<D>::MINB)
                     mma16816(s[nt + 1], qf[ks], b[2], b[3]);
                 }
             }
-            if (kt + kAttnTile > len) {  // last, partial tile: mask keys past the end
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        if (kt + nt * 8 + 2 * t + (e & 1) >= len)
-                            s[nt][e] = -INFINITY;
-            }
-            float mx0 = m0, mx1 = m1;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
-                mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
-            }
-#pragma unroll
-            for (int off = 1; off <= 2; off <<= 1) {
-                mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-                mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
-            }
-            // finite: key kt is always valid. 2^((m_old - m_new)·c) is 0 on the first tile.
-            const float a0 = ex2_ftz((m0 - mx0) * scale_log2), a1 = ex2_ftz((m1 - mx1) * scale_log2);
-            m0 = mx0, m1 = mx1;
-            const float ms0 = mx0 * scale_log2, ms1 = mx1 * scale_log2;
-            float rs0 = 0.f, rs1 = 0.f;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                s[nt][0] = ex2_ftz(fmaf(s[nt][0], scale_log2, -ms0));
-                s[nt][1] = ex2_ftz(fmaf(s[nt][1], scale_log2, -ms0));
-                s[nt][2] = ex2_ftz(fmaf(s[nt][2], scale_log2, -ms1));
-                s[nt][3] = ex2_ftz(fmaf(s[nt][3], scale_log2, -ms1));
-                rs0 += s[nt][0] + s[nt][1];
-                rs1 += s[nt][2] + s[nt][3];
-            }
-            l0 = l0 * a0 + rs0;
-            l1 = l1 * a1 + rs1;
-#pragma unroll
-            for (int i = 0; i < DT; i++) {
-                o[i][0] *= a0, o[i][1] *= a0;
-                o[i][2] *= a1, o[i][3] *= a1;
-            }
+            float a0, a1;
+            attn::softmax_step(s, kt, len, t, scale_log2, m0, m1, l0, l1, a0, a1);
+            attn::scale_rows(o, a0, a1);
 #pragma unroll
             for (int j = 0; j < kAttnTile / 16; j++) {
                 uint32_t a[4];
@@ -239,24 +189,8 @@ __global__ void __launch_bounds__(kT2, V2<D>::MINB)
     }
     cp_async_wait<0>();  // no copy may be in flight when the block exits (only empty groups remain)
 
-    if (!active)
-        return;
-#pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-        l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-        l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-    }
-    const float inv0 = 1.f / l0, inv1 = 1.f / l1;
-    const int r0 = tile.q0 + warp * 16 + g, r1 = r0 + 8;
-    bf16 *out0 = ctx + (size_t)(tile.start + r0) * hidden + head * D + 2 * t;
-    bf16 *out1 = ctx + (size_t)(tile.start + r1) * hidden + head * D + 2 * t;
-#pragma unroll
-    for (int dt = 0; dt < DT; dt++) {
-        if (r0 < len)
-            *reinterpret_cast<__nv_bfloat162 *>(out0 + dt * 8) = __floats2bfloat162_rn(o[dt][0] * inv0, o[dt][1] * inv0);
-        if (r1 < len)
-            *reinterpret_cast<__nv_bfloat162 *>(out1 + dt * 8) = __floats2bfloat162_rn(o[dt][2] * inv1, o[dt][3] * inv1);
-    }
+    if (active)
+        attn::write_rows(o, l0, l1, ctx, tile.start, tile.q0 + warp * 16 + g, len, hidden, head * D + 2 * t);
 }
 
 template <int D>

@@ -24,6 +24,7 @@
 #include <math.h>
 
 #include "common/fail.h"
+#include "encoder/gpu_attention_common.cuh"
 #include "encoder/gpu_kernels.cuh"
 #include "gpu/cuda_check.h"
 #include "gpu/wgmma.cuh"
@@ -47,24 +48,9 @@ constexpr size_t kSmem = 1024 + (size_t)kQRows * kRowBytes + (size_t)kStages * 2
 static_assert(kRowBytes == 128, "the swizzled layout of src/gpu/wgmma.cuh holds rows of 128 bytes");
 
 #ifdef SPLADE_WGMMA_ARCH /* device helpers of the sm_90a kernel (the sm_80 pass compiles it empty) */
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
-{
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&h);
-}
-
-__device__ __forceinline__ float ex2_ftz(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+using attn::cp_async_commit;
+using attn::cp_async_wait;
+using attn::pack_bf16;
 
 /* Rows [r0, r0+ROWS) of a head slice into a swizzled tile at dst, zero-filled at or past len. */
 template <int ROWS>
@@ -98,7 +84,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     namespace wg = splade_wg;
     constexpr int NT = kKeys / 8, DT = kD / 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u; /* swizzle atoms are 1024-aligned */
+    const uint32_t base = (attn::smem_u32(smem_raw) + 1023) & ~1023u; /* swizzle atoms are 1024-aligned */
     const uint32_t sQ = base, sKV = base + kQRows * kRowBytes;   /* stage i: K, then V */
 
     const int head = (int)(blockIdx.x % (unsigned)heads);
@@ -148,47 +134,9 @@ __global__ void __launch_bounds__(kThreads, 2)
             wg::commit();
             wg::wait<0>();
             wg::fence_regs(s);
-            if (kt + kKeys > len) { // last, partial tile: mask keys past the end
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        if (kt + nt * 8 + 2 * t + (e & 1) >= len)
-                            s[4 * nt + e] = -INFINITY;
-            }
-            float mx0 = m0, mx1 = m1;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                mx0 = fmaxf(mx0, fmaxf(s[4 * nt], s[4 * nt + 1]));
-                mx1 = fmaxf(mx1, fmaxf(s[4 * nt + 2], s[4 * nt + 3]));
-            }
-#pragma unroll
-            for (int off = 1; off <= 2; off <<= 1) {
-                mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-                mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
-            }
-            // finite: key kt is always valid (rows past the end read zero-filled Q rows: finite
-            // scores). 2^((m_old - m_new)·c) is 0 on the first tile.
-            const float a0 = ex2_ftz((m0 - mx0) * scale_log2), a1 = ex2_ftz((m1 - mx1) * scale_log2);
-            m0 = mx0, m1 = mx1;
-            const float ms0 = mx0 * scale_log2, ms1 = mx1 * scale_log2;
-            float rs0 = 0.f, rs1 = 0.f;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                s[4 * nt] = ex2_ftz(fmaf(s[4 * nt], scale_log2, -ms0));
-                s[4 * nt + 1] = ex2_ftz(fmaf(s[4 * nt + 1], scale_log2, -ms0));
-                s[4 * nt + 2] = ex2_ftz(fmaf(s[4 * nt + 2], scale_log2, -ms1));
-                s[4 * nt + 3] = ex2_ftz(fmaf(s[4 * nt + 3], scale_log2, -ms1));
-                rs0 += s[4 * nt] + s[4 * nt + 1];
-                rs1 += s[4 * nt + 2] + s[4 * nt + 3];
-            }
-            l0 = l0 * a0 + rs0;
-            l1 = l1 * a1 + rs1;
-#pragma unroll
-            for (int i = 0; i < DT; i++) {
-                o[4 * i] *= a0, o[4 * i + 1] *= a0;
-                o[4 * i + 2] *= a1, o[4 * i + 3] *= a1;
-            }
+            float a0, a1; // s and o seen as [n8 block][4]: the layout of gpu_attention_common.cuh
+            attn::softmax_step(*reinterpret_cast<float(*)[NT][4]>(s), kt, len, t, scale_log2, m0, m1, l0, l1, a0, a1);
+            attn::scale_rows(*reinterpret_cast<float(*)[DT][4]>(o), a0, a1);
             // P's A fragments for the 8 k16 steps: keys 16j.. are score n8 blocks 2j and 2j+1
             uint32_t pa[kKeys / 16][4];
 #pragma unroll
@@ -218,25 +166,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     cp_async_wait<0>(); // no copy may be in flight when the block exits (only empty groups remain)
 
-    if (!active)
-        return;
-#pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-        l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-        l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-    }
-    const float inv0 = 1.f / l0, inv1 = 1.f / l1;
-    const int r0 = tile.q0 + wgi * 64 + warp * 16 + g, r1 = r0 + 8;
-    bf16 *out0 = ctx + (size_t)(tile.start + r0) * hidden + head * kD + 2 * t;
-    bf16 *out1 = ctx + (size_t)(tile.start + r1) * hidden + head * kD + 2 * t;
-#pragma unroll
-    for (int dt = 0; dt < DT; dt++) {
-        if (r0 < len)
-            *reinterpret_cast<__nv_bfloat162 *>(out0 + dt * 8) = __floats2bfloat162_rn(o[4 * dt] * inv0, o[4 * dt + 1] * inv0);
-        if (r1 < len)
-            *reinterpret_cast<__nv_bfloat162 *>(out1 + dt * 8) =
-                __floats2bfloat162_rn(o[4 * dt + 2] * inv1, o[4 * dt + 3] * inv1);
-    }
+    if (active)
+        attn::write_rows(*reinterpret_cast<const float(*)[DT][4]>(o), l0, l1, ctx, tile.start,
+                         tile.q0 + wgi * 64 + warp * 16 + g, len, hidden, head * kD + 2 * t);
 #endif
 }
 

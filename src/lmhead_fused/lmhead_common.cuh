@@ -21,6 +21,8 @@
 
 #include <cuda_bf16.h>
 
+#include "gpu/wgmma.cuh"
+
 namespace splade_lm {
 
 constexpr int BK = 64; /* K chunk: 64 bf16 = 128 bytes a row */
@@ -60,7 +62,7 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 }
 
 /* Byte offset of 16-byte chunk c of row r in a 128-byte-row, 128B-swizzled tile. */
-__device__ __forceinline__ uint32_t swz(int r, int c) { return (uint32_t)(r * 128 + ((c ^ (r & 7)) << 4)); }
+using splade_wg::swz;
 
 /* Monotone, so applied once after the max; the second log1p for "log1p_relu" models. */
 __device__ __forceinline__ float splade_act(float m, int act2)
