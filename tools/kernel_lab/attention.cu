@@ -20,7 +20,9 @@
  *   6  v5 with the next tile's scores in flight during the softmax           lab only (slower)
  *   7  v5 with 128-key tiles                     library: src/encoder/gpu_attention_wgmma.cu
  *      (Hopper, head size 64); tried on top of it: one barrier for all resident tiles (spills,
- *      slower; bench/results/gpu-attention-wgmma-2026-11-26.md)
+ *      slower); tried on v5 and removed: FlashAttention-3's order (S(j) and P(j-1)·V(j-1) in flight
+ *      together, O rescaled with nothing in flight: no serialisation in the SASS, but 181 TFLOP/s,
+ *      v5's speed; bench/results/gpu-attention-wgmma-2026-11-26.md)
  *
  *   attention [variant ...] [--B n --S n --heads n --d n] [--reps n] [--no-check] [--no-time]
  * No variant: all. No shape: bert-base (12 heads of 64) at B128 S256 and B32 S512, one layer.
