@@ -53,9 +53,9 @@ __attribute__((target("avx512f"))) static void scatter_avx512(uint32_t *acc, con
 
 typedef void scatter_fn(uint32_t *, const uint32_t *, const uint8_t *, uint32_t, uint32_t, uint32_t, uint32_t);
 
-/* The postings [from, to) of a decoded block whose docs lie in [base, base + span), into acc[doc - base]
- * (a block's docs ascend: the ones before base are skipped by the caller's start, the ones past the
- * window masked off). */
+/* The postings [from, to) of a decoded block whose docs lie in [base, base + span), into acc[doc - base];
+ * the others (a block straddling the window's edges) are masked off: doc - base wraps past span below
+ * base, and a damaged list's doc id can never write outside the window. */
 static void window_scalar(uint32_t *acc, const uint32_t *docs, const uint8_t *imps, uint32_t from, uint32_t to,
                           uint32_t base, uint32_t span, uint32_t qw)
 {
