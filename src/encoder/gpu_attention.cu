@@ -165,10 +165,7 @@ __global__ void __launch_bounds__(kT2, V2<D>::MINB)
 #pragma unroll
             for (int j = 0; j < kAttnTile / 16; j++) {
                 uint32_t a[4];
-                a[0] = pack_bf16(s[2 * j][0], s[2 * j][1]);
-                a[1] = pack_bf16(s[2 * j][2], s[2 * j][3]);
-                a[2] = pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]);
-                a[3] = pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3]);
+                attn::p_fragment(s, j, a);
 #pragma unroll
                 for (int dt = 0; dt < DT; dt += 2) {
                     uint32_t b[4];

@@ -77,6 +77,17 @@ __device__ __forceinline__ void softmax_step(float (&s)[NT][4], int kt, int len,
     l1 = l1 * a1 + rs1;
 }
 
+/* The bf16 A fragment (m16n8k16's, which wgmma's register A shares) of P for keys 16·j .. 16·j + 15:
+ * score n8 blocks 2j and 2j + 1. */
+template <int NT>
+__device__ __forceinline__ void p_fragment(const float (&s)[NT][4], int j, uint32_t (&a)[4])
+{
+    a[0] = pack_bf16(s[2 * j][0], s[2 * j][1]);
+    a[1] = pack_bf16(s[2 * j][2], s[2 * j][3]);
+    a[2] = pack_bf16(s[2 * j + 1][0], s[2 * j + 1][1]);
+    a[3] = pack_bf16(s[2 * j + 1][2], s[2 * j + 1][3]);
+}
+
 /* o's rows (the same layout, DT n8 blocks of the head dimension) scaled by a0 and a1. */
 template <int DT>
 __device__ __forceinline__ void scale_rows(float (&o)[DT][4], float a0, float a1)

@@ -31,10 +31,7 @@
 
 namespace splade_gpu {
 
-/* (named inside the anonymous namespace: the kernel lab compiles this file beside gpu_attention.cu,
- * whose helpers have the same names) */
 namespace {
-namespace wa {
 
 constexpr int kD = 64;                    /* head size */
 constexpr int kKeys = 128;                /* keys a tile */
@@ -50,7 +47,6 @@ static_assert(kRowBytes == 128, "the swizzled layout of src/gpu/wgmma.cuh holds 
 #ifdef SPLADE_WGMMA_ARCH /* device helpers of the sm_90a kernel (the sm_80 pass compiles it empty) */
 using attn::cp_async_commit;
 using attn::cp_async_wait;
-using attn::pack_bf16;
 
 /* Rows [r0, r0+ROWS) of a head slice into a swizzled tile at dst, zero-filled at or past len. */
 template <int ROWS>
@@ -66,15 +62,6 @@ __device__ __forceinline__ void rows_async(uint32_t dst, const bf16 *src, size_t
     }
 }
 #endif
-
-__global__ void attn_wgmma_probe(int *flag)
-{
-#ifdef SPLADE_WGMMA_ARCH
-    *flag = 1;
-#else
-    *flag = 0;
-#endif
-}
 
 __global__ void __launch_bounds__(kThreads, 2)
     attn_wgmma_kernel(const bf16 *__restrict__ qkv, bf16 *__restrict__ ctx, const AttnTile *__restrict__ tiles,
@@ -137,15 +124,10 @@ __global__ void __launch_bounds__(kThreads, 2)
             float a0, a1; // s and o seen as [n8 block][4]: the layout of gpu_attention_common.cuh
             attn::softmax_step(*reinterpret_cast<float(*)[NT][4]>(s), kt, len, t, scale_log2, m0, m1, l0, l1, a0, a1);
             attn::scale_rows(*reinterpret_cast<float(*)[DT][4]>(o), a0, a1);
-            // P's A fragments for the 8 k16 steps: keys 16j.. are score n8 blocks 2j and 2j+1
-            uint32_t pa[kKeys / 16][4];
+            uint32_t pa[kKeys / 16][4]; // P's A fragments for the 8 k16 steps
 #pragma unroll
-            for (int j = 0; j < kKeys / 16; j++) {
-                pa[j][0] = pack_bf16(s[8 * j], s[8 * j + 1]);
-                pa[j][1] = pack_bf16(s[8 * j + 2], s[8 * j + 3]);
-                pa[j][2] = pack_bf16(s[8 * j + 4], s[8 * j + 5]);
-                pa[j][3] = pack_bf16(s[8 * j + 6], s[8 * j + 7]);
-            }
+            for (int j = 0; j < kKeys / 16; j++)
+                attn::p_fragment(*reinterpret_cast<float(*)[NT][4]>(s), j, pa[j]);
             wg::fence_regs(o);
             wg::fence();
 #pragma unroll
@@ -172,29 +154,19 @@ __global__ void __launch_bounds__(kThreads, 2)
 #endif
 }
 
-}  // namespace wa
 }  // namespace
 
 int attention_wgmma_init(int head_dim, bool *usable)
 {
     *usable = false;
-    int dev = 0, major = 0;
-    CUDA_TRY(cudaGetDevice(&dev));
-    CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    if (head_dim != wa::kD || major != 9)
+    int yes = 0;
+    if (head_dim != kD)
         return SPLADE_OK;
-    /* the sm_90a code is in this binary only when nvcc built that target (the Makefile's default) */
-    int *flag = nullptr, h = 0;
-    CUDA_TRY(cudaMalloc(&flag, sizeof(int)));
-    wa::attn_wgmma_probe<<<1, 1>>>(flag);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        e = cudaMemcpy(&h, flag, sizeof h, cudaMemcpyDeviceToHost);
-    cudaFree(flag);
-    CUDA_TRY(e);
-    if (!h)
+    if (int rc = splade_wg::present(&yes))
+        return rc;
+    if (!yes)
         return SPLADE_OK;
-    CUDA_TRY(cudaFuncSetAttribute(wa::attn_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)wa::kSmem));
+    CUDA_TRY(cudaFuncSetAttribute(attn_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmem));
     *usable = true;
     return SPLADE_OK;
 }
@@ -205,9 +177,8 @@ int attention_wgmma(const bf16 *qkv, bf16 *ctx, const AttnTile *tiles, int n_til
         return SPLADE_OK;
     if ((long long)n_tiles * heads > 0x7fffffffLL)
         return splade_fail(SPLADE_ERR_INVALID_ARG, "gpu encoder: %d attention tiles x %d heads", n_tiles, heads);
-    const float scale_log2 = (float)(1.4426950408889634 / sqrt((double)wa::kD));
-    wa::attn_wgmma_kernel<<<(unsigned)n_tiles * (unsigned)heads, wa::kThreads, wa::kSmem, s>>>(qkv, ctx, tiles, heads,
-                                                                                               scale_log2);
+    const float scale_log2 = (float)(1.4426950408889634 / sqrt((double)kD));
+    attn_wgmma_kernel<<<(unsigned)n_tiles * (unsigned)heads, kThreads, kSmem, s>>>(qkv, ctx, tiles, heads, scale_log2);
     CUDA_TRY_LAUNCH();
     return SPLADE_OK;
 }

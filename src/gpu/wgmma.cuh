@@ -20,6 +20,10 @@ namespace splade_wg {
 /* Byte offset of 16-byte chunk c (0..7) of row r inside a 1024-byte-aligned swizzled tile. */
 __host__ __device__ constexpr uint32_t swz(int r, int c) { return (uint32_t)(r * 128 + ((c ^ (r & 7)) << 4)); }
 
+/* *yes = 1 when the current device is 9.x and this library carries its sm_90a code, else 0 (a probe
+ * kernel: src/gpu/wgmma_probe.cu). SPLADE_OK or a CUDA error. */
+int present(int *yes);
+
 }  // namespace splade_wg
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -28,16 +28,6 @@
 
 using namespace splade_lm;
 
-/* Writes 1 when this binary carries the wgmma kernel for the running device. */
-__global__ void lmhead_wgmma_probe_kernel(int *flag)
-{
-#ifdef SPLADE_WGMMA_ENABLED
-    *flag = 1;
-#else
-    *flag = 0;
-#endif
-}
-
 namespace {
 
 struct DevInfo {
@@ -168,17 +158,8 @@ int fill_dev_info(int dev, DevInfo *out)
     if (t.major < 8)
         return splade_fail(SPLADE_ERR_UNSUPPORTED, "lmhead: device %d has compute capability %d.x; "
                            "the fused head needs 8.0+ (bf16 tensor cores)", dev, t.major);
-    t.wgmma = 0;
-    if (t.major == 9) {
-        int *flag = nullptr, h = 0;
-        CUDA_TRY(cudaMalloc(&flag, sizeof(int)));
-        lmhead_wgmma_probe_kernel<<<1, 1>>>(flag);
-        cudaError_t e1 = cudaGetLastError();
-        cudaError_t e2 = e1 == cudaSuccess ? cudaMemcpy(&h, flag, sizeof h, cudaMemcpyDeviceToHost) : e1;
-        cudaFree(flag);
-        CUDA_TRY(e2);
-        t.wgmma = h;
-    }
+    if (int rc = splade_wg::present(&t.wgmma))
+        return rc;
     CUDA_TRY(cudaFuncSetAttribute(lmhead_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, MMA_SMEM));
     CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&t.mma_blocks, lmhead_mma_kernel, MMA_THREADS,
                                                            MMA_SMEM));

@@ -28,7 +28,7 @@ template <int NWG, int WGM, int BN> struct WgCfg {
     static constexpr int SMEM = STAGES * STAGE + 1024;
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#ifdef SPLADE_WGMMA_ARCH
 #define SPLADE_WGMMA_ENABLED 1
 
 /* The shared wgmma building blocks (src/gpu/wgmma.cuh) under this file's names. */

@@ -23,36 +23,6 @@
 #include "index/postings.h"
 #include "query/search_internal.h"
 
-static void scatter_scalar(uint32_t *acc, const uint32_t *docs, const uint8_t *imps, uint32_t from, uint32_t to,
-                           uint32_t n_docs, uint32_t qw)
-{
-    for (uint32_t j = from; j < to; j++)
-        if (docs[j] < n_docs) /* a damaged list must not write outside the accumulators */
-            acc[docs[j]] += qw * imps[j];
-}
-
-#if defined(__x86_64__)
-/* 16 postings per step (a block's doc ids are distinct: no conflict); lanes past n_docs masked. */
-__attribute__((target("avx512f"))) static void scatter_avx512(uint32_t *acc, const uint32_t *docs,
-                                                              const uint8_t *imps, uint32_t from, uint32_t to,
-                                                              uint32_t n_docs, uint32_t qw)
-{
-    const __m512i lim = _mm512_set1_epi32((int)n_docs), w = _mm512_set1_epi32((int)qw);
-    uint32_t j = from;
-    for (; j + 16 <= to; j += 16) {
-        __m512i idx = _mm512_loadu_si512(docs + j);
-        __mmask16 ok = _mm512_cmplt_epu32_mask(idx, lim);
-        __m512i imp = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(imps + j)));
-        __m512i a = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), ok, idx, (const void *)acc, 4);
-        a = _mm512_add_epi32(a, _mm512_mullo_epi32(imp, w));
-        _mm512_mask_i32scatter_epi32((void *)acc, ok, idx, a, 4);
-    }
-    scatter_scalar(acc, docs, imps, j, to, n_docs, qw);
-}
-#endif
-
-typedef void scatter_fn(uint32_t *, const uint32_t *, const uint8_t *, uint32_t, uint32_t, uint32_t, uint32_t);
-
 /* The postings [from, to) of a decoded block whose docs lie in [base, base + span), into acc[doc - base];
  * the others (a block straddling the window's edges) are masked off: doc - base wraps past span below
  * base, and a damaged list's doc id can never write outside the window. */
@@ -94,25 +64,16 @@ static window_fn *pick_window(void)
     return window_scalar;
 }
 
-static scatter_fn *pick_scatter(void)
-{
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx512f"))
-        return scatter_avx512;
-#endif
-    return scatter_scalar;
-}
-
 void splade_taat_add_lists(splade_searcher *s, const cursor *c, int n, uint32_t n_docs)
 {
-    scatter_fn *scatter = pick_scatter();
+    window_fn *add = pick_window(); /* one window: the whole accumulator array */
     uint32_t docs[SPLADE_BLOCK_SIZE];
     for (int i = 0; i < n; i++) {
         for (uint32_t b = 0; b < c[i].n_blocks; b++) {
             const uint8_t *imps;
             uint32_t count =
                 splade_list_block(c[i].blocks, c[i].n_blocks, c[i].n_postings, c[i].postings, b, docs, &imps);
-            scatter(s->acc, docs, imps, 0, count, n_docs, c[i].qw);
+            add(s->acc, docs, imps, 0, count, 0, n_docs, c[i].qw);
         }
         s->stats.postings_scored += c[i].n_postings;
         s->stats.blocks_decoded += c[i].n_blocks;

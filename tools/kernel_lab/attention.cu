@@ -39,8 +39,10 @@
 
 /* Variant 2 is the library's kernel and launcher, compiled into this program as they are. */
 #include "encoder/gpu_attention.cu"
-/* Variant 7 is the library's Hopper kernel (head size 64), compiled in the same way. */
+/* Variant 7 is the library's Hopper kernel (head size 64), compiled in the same way, with the probe
+ * that says whether it can run here. */
 #include "encoder/gpu_attention_wgmma.cu"
+#include "gpu/wgmma_probe.cu"
 
 /* The library records failures through splade_fail (src/common/fail.c); here they are printed. */
 extern "C" int splade_fail(int status, const char *fmt, ...)
