@@ -291,11 +291,12 @@ bench: all $(BENCH_BIN) models
 # no Debian packages) into $(BUILD)/lab/; bench/gpu.sh runs them. Without nvcc: a no-op that says so.
 LAB_SRC  := $(wildcard tools/kernel_lab/*.cu)
 LAB_BIN  := $(LAB_SRC:tools/kernel_lab/%.cu=$(BUILD)/lab/%)
+LAB_LIBS_layer_gemm := -lcublasLt # variant 1 is cuBLASLt, the library's GEMM
 ifneq ($(NVCC),)
 lab: $(LAB_BIN)
 $(BUILD)/lab/%: tools/kernel_lab/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-pthread -MMD -MP $(NVCCFLAGS) $< -o $@
+	$(NVCC) -std=c++17 -Iinclude -Isrc $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-pthread -MMD -MP $(NVCCFLAGS) $< -o $@ $(LAB_LIBS_$*)
 else
 lab:
 	@echo "make lab: skipped: no nvcc (the kernel lab in tools/kernel_lab/ needs the CUDA toolkit)"
