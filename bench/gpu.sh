@@ -35,7 +35,7 @@
 # search vs the CPU's on SciFact and 1 M synthetic documents), SKIP_MGPU=1 (issue #17: index bytes of cuda:0 against
 # cuda:0,0 / cuda:all, and bench_multi_gpu's scaling; MGPU_SPECS, MGPU_R; the whole build of SciFact xMGPU_BUILD_R
 # (20; 0: none) per GPU list through bench/gpu_pipeline.sh, MGPU_ROUNDS, MGPU_BASE_BIN: an older build beside it), SEG_BMP=1 (issue #12: bench/segments_bmp.sh, 1 M documents), SKIP_LAB=1 (the kernel lab: build/lab programs and the
-# tile rows; LAB_LMHEAD_ARGS / LAB_ATTN_ARGS: the programs' options, e.g. "5 7 --B 128 --S 256"), NCU=1
+# tile rows; LAB_LMHEAD_ARGS / LAB_ATTN_ARGS / LAB_GEMM_ARGS: the programs' options, e.g. "5 7 --B 128 --S 256"), NCU=1
 # (profile), GIT_COMMIT (when .git did not travel); for short LM-head runs: PREBUILT=dir (carried binaries
 # dir/splade-index with dir/libsplade.so.0 and dir/libsplade-cuda.so beside it — the library loads the GPU
 # code from there —, dir/tests/test_lmhead_backends, dir/lab/* built here: no build when they start),
@@ -209,13 +209,17 @@ if [ "${SKIP_LAB:-0}" != 1 ]; then
     # reference, then times them; the tables go to lab.txt (and the log). A failed check fails the run.
     [ $PRE_OK = 1 ] || mk lab >>"$LOG" 2>&1 || say "  build of the kernel lab (make lab) FAILED"
     : >"$OUT/lab.txt"
-    for prog in lmhead_fused attention; do
+    for prog in lmhead_fused attention layer_gemm; do
         if [ ! -x "$BUILD/lab/$prog" ]; then
             # a PREBUILT folder may come without lab/ (short LM-head runs): say so; a build here must have it
             if [ $PRE_OK = 1 ]; then say "lab: no $BUILD/lab/$prog (PREBUILT): skipped"; else say "lab: no $BUILD/lab/$prog"; rc=1; fi
             continue
         fi
-        if [ $prog = lmhead_fused ]; then largs=${LAB_LMHEAD_ARGS:-}; else largs=${LAB_ATTN_ARGS:-}; fi
+        case $prog in
+            lmhead_fused) largs=${LAB_LMHEAD_ARGS:-} ;;
+            attention) largs=${LAB_ATTN_ARGS:-} ;;
+            *) largs=${LAB_GEMM_ARGS:-} ;;
+        esac
         say "lab: $prog $largs"
         # shellcheck disable=SC2086
         timeout 150 "$BUILD/lab/$prog" $largs >"$OUT/.lab" 2>&1; lrc=$?

@@ -14,7 +14,7 @@
  *      of every K chunk into a ring of stages; two consumer warpgroups each own a whole 128×128
  *      output tile (tokens × features) and take the block's tiles in turn, so one warpgroup's
  *      epilogue (bias, GELU, bf16, stores straight from the accumulators) runs while the other's
- *      wgmma keep the tensor cores busy. Why: ncu over a build (bench/results/gpu-bound-2026-11-26.md)
+ *      wgmma keep the tensor cores busy. Why: ncu over a build (bench/results/gpu-build-bound-2026-11-26.md)
  *      puts cuBLASLt's FFN-in (GELU epilogue) at ~71% of 790 TFLOP/s and the attention-out GEMM at
  *      ~61%, where the fused LM head, the same operand shapes without stores, runs at ~93%.
  *
