@@ -25,6 +25,9 @@
  *   6  v5 with the epilogue through shared memory (128B-swizzled) and TMA stores, 5 stages
  *   7  v3 (cooperative 256 x 128) with v6's epilogue: the next tile's mainloop runs while its stores drain
  *   8  v7 with the tile's bias staged in shared memory (fp32) instead of 64 serialised loads a thread
+ *   9  v8 compiled per activation (GELU a template argument: no branch per element in the epilogue)
+ *   10 v9 with GELU in tanh form on tanh.approx.f32 (the form the library's cuBLASLt epilogue uses)
+ *   11 v10 with 4 stages: each warpgroup stores its rows as two 16 KB boxes in turn (32 KB of epilogue)
  *
  *   layer_gemm [variant ...] [--T n] [--reps n] [--no-check] [--no-time]
  * Exit status 1 when a variant fails its check. */
@@ -174,7 +177,7 @@ struct Params {
     const bf16 *b;
     bf16 *Y;
     int gelu;
-    int skip_epilogue; /* v7, timing only ($LAYER_GEMM_SKIP_EPILOGUE): how much of a tile the epilogue costs */
+    int skip_epilogue; /* v7, v8, timing only ($LAYER_GEMM_SKIP_EPILOGUE): 1 no epilogue; v8: 2 no stores, 3 only the barriers and fence, 4 only the math and shared stores */
 };
 
 __device__ __forceinline__ float act(float v, int gelu)
@@ -889,15 +892,22 @@ __global__ void __launch_bounds__(THREADS, 1)
         wg_wait<0>();
         if (lane == 0)
             mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        if (p.skip_epilogue) {
+        if (p.skip_epilogue == 1) {
 #pragma unroll
             for (int m = 0; m < WGM; m++)
                 fence_regs(d[m]);
             continue;
         }
-        if (tid == 0) /* the previous tile's stores have read the buffer */
+        const int sk = p.skip_epilogue;
+        if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
             asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        if (sk != 4)
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        if (sk == 3) {
+#pragma unroll
+            for (int m = 0; m < WGM; m++)
+                fence_regs(d[m]);
+        } else {
 #pragma unroll
         for (int m = 0; m < WGM; m++) {
             fence_regs(d[m]);
@@ -914,9 +924,12 @@ __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
         }
+        }
+        if (sk == 4)
+            continue;
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (tid == 0) {
+        if (tid == 0 && sk != 2 && sk != 3) { /* 2: everything but the stores (timing only) */
             for (int b = 0; b < BN / 64; b++)
                 asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
                              ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
@@ -938,13 +951,494 @@ void run(const Gemm &g)
     v2::encode(&mx, g.X, g.T, g.K, BM);
     v2::encode(&mw, g.W, g.N, g.K, BN);
     v2::encode(&my, g.Y, g.T, g.N, BM);
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") != nullptr};
+    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") ? atoi(getenv("LAYER_GEMM_SKIP_EPILOGUE")) : 0};
     p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
     const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
     v8::kernel<<<grid, THREADS, SMEM>>>(mx, mw, my, p);
     CK(cudaGetLastError());
 }
 } // namespace v8
+/* ---- 9: v8 compiled per activation -------------------------------------------------------------
+ * ncu on v8 (QKV): the epilogue's F2FP instructions alone drew 17% of the stall samples, nearly all
+ * "no instruction": the unrolled epilogue with a run-time GELU branch around every element is ~85 KB
+ * of SASS, and each branch defeats the instruction prefetch. Here GELU is a template argument: the
+ * plain kernel's epilogue is ~400 straight-line instructions, the GELU one straight-line too.
+ * (v8's comment follows.)
+ * ---- 8: v7 with the tile's bias staged in shared memory ---------------------------------------
+ * v7 without its epilogue ran at 87-92% of 790 (75% attention-out): the mainloop beats cuBLASLt,
+ * the epilogue cost ~7 µs a tile. Its bias came by 64 serialised global loads a thread (volatile,
+ * each used at once, to stop the compiler hoisting them into spilling registers). Here the
+ * consumers copy the tile's 128 bias values into shared memory as fp32 before the mainloop, and the
+ * epilogue reads them from there.
+ * (v7's comment follows.)
+ * v5/v6 showed one warpgroup's mainloop alone reaches ~78% at best; the head's two warpgroups on one
+ * tile reach 93%. Here both warpgroups write the finished tile (bias, GELU, bf16) into 64 KB of
+ * shared memory as two 128B-swizzled 64-column boxes, one thread hands them to the copy engine, and
+ * the next tile's mainloop starts while the stores drain. 3 stages of 48 KB. */
+namespace v9 {
+constexpr int WGM = 2, BN = 128, BM = 256;
+constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+constexpr int EPI_BYTES = BM * BN * 2;
+constexpr int STAGES = (227 * 1024 - EPI_BYTES - 1024 - 256) / STAGE; /* 3 of 48 KB */
+constexpr int EPI_OFF = STAGES * STAGE;
+constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
+constexpr int BAR_OFF = BIAS_OFF + BN * 4;
+constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
+constexpr int THREADS = 3 * 128;
+using v2::act;
+
+template <int GELU>
+__global__ void __launch_bounds__(THREADS, 1)
+    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
+           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
+{
+#ifdef SPLADE_WGMMA_ENABLED
+    using namespace splade_lm;
+    constexpr int S = STAGES;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, epi = smem + EPI_OFF;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 8);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 2) {
+        if (tid != 256)
+            return;
+        int i = 0;
+        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
+            for (int kc = 0; kc < p.KC; kc++, i++) {
+                const int s = i % S;
+                if (i >= S)
+                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
+                const uint32_t sA = smem + s * STAGE;
+                mbar_arrive_expect_tx(full + 8 * s, STAGE);
+                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
+                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
+            }
+        }
+        return;
+    }
+    float d[WGM][BN / 2];
+    int c = 0;
+    /* this thread's rows r all have r % 8 = lane / 4: one XOR key for the swizzle */
+    const uint32_t base = epi + (wg * WGM * 64 + wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
+    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + BIAS_OFF);
+    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
+        /* the tile's bias into shared memory (read after the barrier below the mainloop; the previous
+         * tile's epilogue finished reading it before that tile's last barrier) */
+        if (tid < BN)
+            bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
+        for (int kc = 0; kc < p.KC; kc++, c++) {
+            const int s = c % S;
+            mbar_wait(full + 8 * s, (c / S) & 1);
+            const uint32_t sA = smem + s * STAGE;
+            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
+            wg_wait<1>();
+            if (kc > 0 && lane == 0)
+                mbar_arrive(empty + 8 * ((c + S - 1) % S));
+        }
+        wg_wait<0>();
+        if (lane == 0)
+            mbar_arrive(empty + 8 * ((c + S - 1) % S));
+        if (p.skip_epilogue == 1) {
+#pragma unroll
+            for (int m = 0; m < WGM; m++)
+                fence_regs(d[m]);
+            continue;
+        }
+        const int sk = p.skip_epilogue;
+        if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
+            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        if (sk != 4)
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        if (sk == 3) {
+#pragma unroll
+            for (int m = 0; m < WGM; m++)
+                fence_regs(d[m]);
+        } else {
+#pragma unroll
+        for (int m = 0; m < WGM; m++) {
+            fence_regs(d[m]);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+#pragma unroll
+                for (int i = 0; i < BN / 8; i++) {
+                    const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
+                    const float lo = act(d[m][4 * i + 2 * h] + bf.x, GELU), hi = act(d[m][4 * i + 2 * h + 1] + bf.y, GELU);
+                    const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+                                            (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+                    const uint32_t a = base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
+                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
+                }
+            }
+        }
+        }
+        if (sk == 4)
+            continue;
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        if (tid == 0 && sk != 2 && sk != 3) { /* 2: everything but the stores (timing only) */
+            for (int b = 0; b < BN / 64; b++)
+                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
+                             "r"(epi + b * (BM * 128))
+                             : "memory");
+            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        }
+    }
+    if (tid == 0)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+void init()
+{
+    CK(cudaFuncSetAttribute(v9::kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    CK(cudaFuncSetAttribute(v9::kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+}
+
+void run(const Gemm &g)
+{
+    CUtensorMap mx, mw, my;
+    v2::encode(&mx, g.X, g.T, g.K, BM);
+    v2::encode(&mw, g.W, g.N, g.K, BN);
+    v2::encode(&my, g.Y, g.T, g.N, BM);
+    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") ? atoi(getenv("LAYER_GEMM_SKIP_EPILOGUE")) : 0};
+    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
+    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
+    if (g.gelu)
+        v9::kernel<1><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    else
+        v9::kernel<0><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    CK(cudaGetLastError());
+}
+} // namespace v9
+/* ---- 10: v9 with GELU in tanh form on the MUFU tanh (what the library's cuBLASLt epilogue computes:
+ * docs/GPU_ENCODER.md "GELU"): erff is ~30 instructions a value, 128 values a thread per tile, where
+ * 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) is 6 with tanh.approx.f32 (relative error ~2^-11, well
+ * under the bf16 output's 2^-8). The checker's reference stays float64 erf-GELU.
+ * ---- 9: v8 compiled per activation -------------------------------------------------------------
+ * ncu on v8 (QKV): the epilogue's F2FP instructions alone drew 17% of the stall samples, nearly all
+ * "no instruction": the unrolled epilogue with a run-time GELU branch around every element is ~85 KB
+ * of SASS, and each branch defeats the instruction prefetch. Here GELU is a template argument: the
+ * plain kernel's epilogue is ~400 straight-line instructions, the GELU one straight-line too.
+ * (v8's comment follows.)
+ * ---- 8: v7 with the tile's bias staged in shared memory ---------------------------------------
+ * v7 without its epilogue ran at 87-92% of 790 (75% attention-out): the mainloop beats cuBLASLt,
+ * the epilogue cost ~7 µs a tile. Its bias came by 64 serialised global loads a thread (volatile,
+ * each used at once, to stop the compiler hoisting them into spilling registers). Here the
+ * consumers copy the tile's 128 bias values into shared memory as fp32 before the mainloop, and the
+ * epilogue reads them from there.
+ * (v7's comment follows.)
+ * v5/v6 showed one warpgroup's mainloop alone reaches ~78% at best; the head's two warpgroups on one
+ * tile reach 93%. Here both warpgroups write the finished tile (bias, GELU, bf16) into 64 KB of
+ * shared memory as two 128B-swizzled 64-column boxes, one thread hands them to the copy engine, and
+ * the next tile's mainloop starts while the stores drain. 3 stages of 48 KB. */
+namespace v10 {
+constexpr int WGM = 2, BN = 128, BM = 256;
+constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+constexpr int EPI_BYTES = BM * BN * 2;
+constexpr int STAGES = (227 * 1024 - EPI_BYTES - 1024 - 256) / STAGE; /* 3 of 48 KB */
+constexpr int EPI_OFF = STAGES * STAGE;
+constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
+constexpr int BAR_OFF = BIAS_OFF + BN * 4;
+constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
+constexpr int THREADS = 3 * 128;
+__device__ __forceinline__ float act(float v, int gelu)
+{
+    if (!gelu)
+        return v;
+    float t;
+    const float u = v * (0.7978845608028654f + 0.0356774081363001f * v * v);
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+    return 0.5f * v * (1.f + t);
+}
+
+template <int GELU>
+__global__ void __launch_bounds__(THREADS, 1)
+    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
+           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
+{
+#ifdef SPLADE_WGMMA_ENABLED
+    using namespace splade_lm;
+    constexpr int S = STAGES;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, epi = smem + EPI_OFF;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 8);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 2) {
+        if (tid != 256)
+            return;
+        int i = 0;
+        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
+            for (int kc = 0; kc < p.KC; kc++, i++) {
+                const int s = i % S;
+                if (i >= S)
+                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
+                const uint32_t sA = smem + s * STAGE;
+                mbar_arrive_expect_tx(full + 8 * s, STAGE);
+                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
+                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
+            }
+        }
+        return;
+    }
+    float d[WGM][BN / 2];
+    int c = 0;
+    /* this thread's rows r all have r % 8 = lane / 4: one XOR key for the swizzle */
+    const uint32_t base = epi + (wg * WGM * 64 + wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
+    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + BIAS_OFF);
+    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
+        /* the tile's bias into shared memory (read after the barrier below the mainloop; the previous
+         * tile's epilogue finished reading it before that tile's last barrier) */
+        if (tid < BN)
+            bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
+        for (int kc = 0; kc < p.KC; kc++, c++) {
+            const int s = c % S;
+            mbar_wait(full + 8 * s, (c / S) & 1);
+            const uint32_t sA = smem + s * STAGE;
+            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
+            wg_wait<1>();
+            if (kc > 0 && lane == 0)
+                mbar_arrive(empty + 8 * ((c + S - 1) % S));
+        }
+        wg_wait<0>();
+        if (lane == 0)
+            mbar_arrive(empty + 8 * ((c + S - 1) % S));
+        if (p.skip_epilogue == 1) {
+#pragma unroll
+            for (int m = 0; m < WGM; m++)
+                fence_regs(d[m]);
+            continue;
+        }
+        const int sk = p.skip_epilogue;
+        if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
+            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        if (sk != 4)
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        if (sk == 3) {
+#pragma unroll
+            for (int m = 0; m < WGM; m++)
+                fence_regs(d[m]);
+        } else {
+#pragma unroll
+        for (int m = 0; m < WGM; m++) {
+            fence_regs(d[m]);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+#pragma unroll
+                for (int i = 0; i < BN / 8; i++) {
+                    const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
+                    const float lo = act(d[m][4 * i + 2 * h] + bf.x, GELU), hi = act(d[m][4 * i + 2 * h + 1] + bf.y, GELU);
+                    const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+                                            (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+                    const uint32_t a = base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
+                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
+                }
+            }
+        }
+        }
+        if (sk == 4)
+            continue;
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        if (tid == 0 && sk != 2 && sk != 3) { /* 2: everything but the stores (timing only) */
+            for (int b = 0; b < BN / 64; b++)
+                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
+                             "r"(epi + b * (BM * 128))
+                             : "memory");
+            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        }
+    }
+    if (tid == 0)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+void init()
+{
+    CK(cudaFuncSetAttribute(v10::kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    CK(cudaFuncSetAttribute(v10::kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+}
+
+void run(const Gemm &g)
+{
+    CUtensorMap mx, mw, my;
+    v2::encode(&mx, g.X, g.T, g.K, BM);
+    v2::encode(&mw, g.W, g.N, g.K, BN);
+    v2::encode(&my, g.Y, g.T, g.N, BM);
+    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") ? atoi(getenv("LAYER_GEMM_SKIP_EPILOGUE")) : 0};
+    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
+    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
+    if (g.gelu)
+        v10::kernel<1><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    else
+        v10::kernel<0><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    CK(cudaGetLastError());
+}
+} // namespace v10
+
+/* ---- 11: v10 with 4 stages: each warpgroup stores its 128 rows in two 64-column halves -------------
+ * ncu on v10 (QKV): the epilogue no longer shows; 26% of the stall samples are the consumers waiting
+ * on the `full` mbarrier: 3 stages of 48 KB do not cover the copies' latency after an epilogue. Here
+ * each warpgroup stages one 128-row x 64-column box (16 KB) at a time, waits for the copy engine to
+ * have read it before writing the second, so the epilogue takes 32 KB and the ring 4 stages. */
+namespace v11 {
+constexpr int WGM = 2, BN = 128, BM = 256;
+constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+constexpr int BOX_BYTES = 128 * 128;                 /* 128 rows x 64 bf16 columns */
+constexpr int EPI_BYTES = 2 * BOX_BYTES;             /* one box per warpgroup */
+constexpr int STAGES = (227 * 1024 - EPI_BYTES - BN * 4 - 1024 - 256) / STAGE; /* 4 of 48 KB */
+constexpr int EPI_OFF = STAGES * STAGE;
+constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
+constexpr int BAR_OFF = BIAS_OFF + BN * 4;
+constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
+constexpr int THREADS = 3 * 128;
+using v10::act;
+
+__device__ __forceinline__ void wg_bar(int wg) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); }
+
+template <int GELU>
+__global__ void __launch_bounds__(THREADS, 1)
+    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
+           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
+{
+#ifdef SPLADE_WGMMA_ENABLED
+    using namespace splade_lm;
+    constexpr int S = STAGES;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 8);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 2) {
+        if (tid != 256)
+            return;
+        int i = 0;
+        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
+            for (int kc = 0; kc < p.KC; kc++, i++) {
+                const int s = i % S;
+                if (i >= S)
+                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
+                const uint32_t sA = smem + s * STAGE;
+                mbar_arrive_expect_tx(full + 8 * s, STAGE);
+                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
+                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
+            }
+        }
+        return;
+    }
+    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + BIAS_OFF);
+    const uint32_t box = smem + EPI_OFF + wg * BOX_BYTES;
+    const bool leader = (tid & 127) == 0;
+    /* this thread's rows r (within its warpgroup's 128) all have r % 8 = lane / 4: one XOR key */
+    const uint32_t base = box + (wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
+    float d[WGM][BN / 2];
+    int c = 0;
+    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
+        if (tid < BN) /* read by the epilogue after the barriers below; the last one was read before them */
+            bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
+        for (int kc = 0; kc < p.KC; kc++, c++) {
+            const int s = c % S;
+            mbar_wait(full + 8 * s, (c / S) & 1);
+            const uint32_t sA = smem + s * STAGE;
+            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
+            wg_wait<1>();
+            if (kc > 0 && lane == 0)
+                mbar_arrive(empty + 8 * ((c + S - 1) % S));
+        }
+        wg_wait<0>();
+        if (lane == 0)
+            mbar_arrive(empty + 8 * ((c + S - 1) % S));
+        asm volatile("bar.sync 3, 256;\n" ::: "memory"); /* bias_s written by warpgroup 0 */
+#pragma unroll
+        for (int m = 0; m < WGM; m++)
+            fence_regs(d[m]);
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            if (leader) /* the box's previous store has been read */
+                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            wg_bar(wg);
+#pragma unroll
+            for (int m = 0; m < WGM; m++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int i = 8 * half; i < 8 * half + 8; i++) {
+                        const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
+                        const float lo = act(d[m][4 * i + 2 * h] + bf.x, GELU), hi = act(d[m][4 * i + 2 * h + 1] + bf.y, GELU);
+                        const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+                                                (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+                        const uint32_t a = base + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
+                        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
+                    }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            wg_bar(wg);
+            if (leader) {
+                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * half), "r"(tm * BM + wg * 128),
+                             "r"(box)
+                             : "memory");
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
+        }
+        asm volatile("bar.sync 3, 256;\n" ::: "memory"); /* both warpgroups have read bias_s */
+    }
+    if (leader)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+void init()
+{
+    CK(cudaFuncSetAttribute(v11::kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    CK(cudaFuncSetAttribute(v11::kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+}
+
+void run(const Gemm &g)
+{
+    CUtensorMap mx, mw, my;
+    v2::encode(&mx, g.X, g.T, g.K, BM);
+    v2::encode(&mw, g.W, g.N, g.K, BN);
+    v2::encode(&my, g.Y, g.T, g.N, 128); /* a warpgroup's 128 rows x 64 columns */
+    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, 0};
+    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
+    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
+    if (g.gelu)
+        v11::kernel<1><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    else
+        v11::kernel<0><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    CK(cudaGetLastError());
+}
+} // namespace v11
 
 /* ---- reference, checker, timing --------------------------------------------------------------- */
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
@@ -1003,6 +1497,18 @@ static bool run_variant(int v, const Gemm &g)
         if (!v2::supports(g))
             return false;
         v8::run(g);
+    } else if (v == 9) {
+        if (!v2::supports(g))
+            return false;
+        v9::run(g);
+    } else if (v == 10) {
+        if (!v2::supports(g))
+            return false;
+        v10::run(g);
+    } else if (v == 11) {
+        if (!v2::supports(g))
+            return false;
+        v11::run(g);
     }
     return true;
 }
@@ -1087,15 +1593,15 @@ int main(int argc, char **argv)
             do_check = 0;
         else if (!strcmp(a, "--no-time"))
             do_time = 0;
-        else if (a[0] >= '1' && a[0] <= '8' && !a[1])
-            variants.push_back(a[0] - '0');
+        else if (atoi(a) >= 1 && atoi(a) <= 11 && strspn(a, "0123456789") == strlen(a))
+            variants.push_back(atoi(a));
         else {
-            fprintf(stderr, "usage: %s [1|2|3|4|5|6|7|8 ...] [--T n ...] [--reps n] [--no-check] [--no-time]\n", argv[0]);
+            fprintf(stderr, "usage: %s [1-11 ...] [--T n ...] [--reps n] [--no-check] [--no-time]\n", argv[0]);
             return 2;
         }
     }
     if (variants.empty())
-        variants = {1, 2, 3, 4, 5, 6, 7, 8};
+        variants = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     if (Ts.empty())
         Ts = {16384, 13208};
     int ndev = 0;
@@ -1115,6 +1621,9 @@ int main(int argc, char **argv)
         v6::init();
         v7::init();
         v8::init();
+        v9::init();
+        v10::init();
+        v11::init();
     }
     std::vector<int> run_vs;
     for (int v : variants)
