@@ -319,6 +319,126 @@ void run(const Gemm &g)
 } // namespace v2
 
 
+/* ---- shared by 3 and 5-11: one ring of stages, its producer, the swizzled bf16 staging ---------- */
+namespace ring {
+using namespace splade_lm;
+
+#ifdef SPLADE_WGMMA_ENABLED /* the wgmma / mbarrier helpers exist only in the sm_90a device pass */
+/* mbarriers full[s] (the producer's one arrival plus the copies' bytes) and empty[s] (one lane of
+ * each consuming warp) for S stages, 8 bytes apart from `full` and `empty`. */
+__device__ __forceinline__ void init(uint32_t full, uint32_t empty, int S, int consumer_warps)
+{
+    for (int s = 0; s < S; s++) {
+        mbar_init(full + 8 * s, 1);
+        mbar_init(empty + 8 * s, consumer_warps);
+    }
+}
+
+/* The block's tiles t = blockIdx.x, + gridDim.x, ... in order, K chunk by K chunk into the next
+ * stage (BM rows of X and BN rows of W, 64 columns each): one thread. */
+template <int S, int STAGE, int A_BYTES, int BM, int BN>
+__device__ __forceinline__ void produce(uint32_t smem, uint32_t full, uint32_t empty, const CUtensorMap *tmX,
+                                        const CUtensorMap *tmW, const v2::Params &p)
+{
+    int i = 0;
+    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
+        for (int kc = 0; kc < p.KC; kc++, i++) {
+            const int s = i % S;
+            if (i >= S)
+                mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
+            const uint32_t sA = smem + s * STAGE;
+            mbar_arrive_expect_tx(full + 8 * s, STAGE);
+            tma_load_2d(sA, tmX, kc * BK, tm * BM, full + 8 * s);
+            tma_load_2d(sA + A_BYTES, tmW, kc * BK, tn * BN, full + 8 * s);
+        }
+    }
+}
+
+/* One K chunk's wait, wgmma and the release of the chunk before it (c: the consumer's chunk count). */
+template <int S, int STAGE, int A_BYTES, int WGM, int BN>
+__device__ __forceinline__ void consume(float (&d)[WGM][BN / 2], uint32_t smem, uint32_t full, uint32_t empty,
+                                        int c, int kc, int wg_slice, int lane)
+{
+    const int s = c % S;
+    mbar_wait(full + 8 * s, (c / S) & 1);
+    const uint32_t sA = smem + s * STAGE;
+    wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg_slice, kc);
+    wg_wait<1>();
+    if (kc > 0 && lane == 0)
+        mbar_arrive(empty + 8 * ((c + S - 1) % S));
+}
+
+/* The tile's last chunk: all wgmma done, its stage released. */
+template <int S>
+__device__ __forceinline__ void finish(uint32_t empty, int c_last, int lane)
+{
+    wg_wait<0>();
+    if (lane == 0)
+        mbar_arrive(empty + 8 * (c_last % S));
+}
+
+#endif
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
+{
+    return (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+           (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+}
+
+__device__ __forceinline__ void sts32(uint32_t a, uint32_t v)
+{
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
+
+/* A 128B-swizzled box of shared memory to global through the copy engine (rows past the map's
+ * extent are clipped), as one bulk group. */
+__device__ __forceinline__ void tma_store(const CUtensorMap *map, int col, int row, uint32_t src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void bar(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/* GELU in tanh form on the MUFU tanh: what cuBLASLt's GELU epilogue (the library's default)
+ * computes; tanh.approx.f32's relative error (~2^-11) is under the bf16 output's 2^-8. */
+__device__ __forceinline__ float gelu_tanh(float v)
+{
+    float t;
+    const float u = v * (0.7978845608028654f + 0.0356774081363001f * v * v);
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+    return 0.5f * v * (1.f + t);
+}
+
+/* Host side shared by 3 and 5-11: the tensor maps, the parameters, the persistent grid. */
+struct Launch {
+    CUtensorMap mx, mw, my;
+    v2::Params p;
+    int grid;
+};
+inline Launch prepare(const Gemm &g, int BM, int BN, int y_box_rows, int min_tiles_per_block)
+{
+    Launch l;
+    v2::encode(&l.mx, g.X, g.T, g.K, BM);
+    v2::encode(&l.mw, g.W, g.N, g.K, BN);
+    if (y_box_rows)
+        v2::encode(&l.my, g.Y, g.T, g.N, y_box_rows);
+    const char *skip = getenv("LAYER_GEMM_SKIP_EPILOGUE");
+    l.p = v2::Params{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, skip ? atoi(skip) : 0};
+    l.p.ntiles = ((g.T + BM - 1) / BM) * l.p.tiles_n;
+    l.grid = std::max(1, std::min(v2::n_sm, (l.p.ntiles + min_tiles_per_block - 1) / min_tiles_per_block));
+    return l;
+}
+} // namespace ring
+
 /* ---- 3, 4: TMA + wgmma, persistent, cooperative (the fused LM head's v7 with a store epilogue) --
  * Both consumer warpgroups work on one tile: 3 = 256 tokens x 128 features (each warpgroup 128 x
  * 128), 4 = 128 x 256 (each 64 x 256); one ring of 48 KB stages (lmhead_tma.cuh's TmaCfg). The
@@ -339,47 +459,22 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
     const uint32_t full = smem + C::BAR_OFF, empty = full + 8 * S;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
     if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, C::CONSUMER_WARPS);
-        }
+        ring::init(full, empty, S, C::CONSUMER_WARPS);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     if (wg == C::NWG) {
-        if (tid != C::NWG * 128)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * C::STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, C::STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * C::BM, full + 8 * s);
-                tma_load_2d(sA + C::A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
+        if (tid == C::NWG * 128)
+            ring::produce<S, C::STAGE, C::A_BYTES, C::BM, BN>(smem, full, empty, &tmX, &tmW, p);
         return;
     }
     float d[WGM][BN / 2];
     int c = 0;
     for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
         const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-        for (int kc = 0; kc < p.KC; kc++, c++) {
-            const int s = c % S;
-            mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * C::STAGE;
-            wg_mma_chunk<WGM, BN>(d, sA, sA + C::A_BYTES, wg, kc);
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c + S - 1) % S));
+        for (int kc = 0; kc < p.KC; kc++, c++)
+            ring::consume<S, C::STAGE, C::A_BYTES, WGM, BN>(d, smem, full, empty, c, kc, wg, lane);
+        ring::finish<S>(empty, c - 1, lane);
         const int f0 = tn * BN + 2 * (lane & 3);
 #pragma unroll
         for (int m = 0; m < WGM; m++) {
@@ -412,1033 +507,327 @@ template <int WGM, int BN> bool supports(const Gemm &g) { return g.N % BN == 0 &
 template <int WGM, int BN> void run(const Gemm &g)
 {
     using C = TmaCfg<WGM, BN>;
-    CUtensorMap mx, mw;
-    v2::encode(&mx, g.X, g.T, g.K, C::BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, 0};
-    p.ntiles = ((g.T + C::BM - 1) / C::BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
-    kernel<WGM, BN><<<grid, C::THREADS, C::SMEM>>>(mx, mw, p);
+    const ring::Launch l = ring::prepare(g, C::BM, BN, 0, 1);
+    kernel<WGM, BN><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.p);
     CK(cudaGetLastError());
 }
 } // namespace v3
 
-/* ---- 5: ping-pong with ordered mainloops over one shared ring ----------------------------------
+/* ---- 5, 6: ping-pong with ordered mainloops over one shared ring ------------------------------
  * v2 gave each warpgroup its own ring of 3 stages, and its producer, filling one ring after the
  * other, ran the warpgroups' mainloops one at a time with only 3 chunks of look-ahead (61% at
- * K = 3,072). Here the warpgroups share one ring of 7 stages and take turns: warpgroup w starts its
- * j-th tile's mainloop only after the other one has issued the last wgmma of the tile before
- * (mbarriers turn[w], 4 arrivals: one lane a warp), so the chunks are consumed in ring order (no
- * parity aliasing) and one warpgroup's epilogue runs during the other's mainloop. */
-namespace v5 {
-constexpr int BM = 128, BN = 128;
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-constexpr int STAGES = (227 * 1024 - 1024 - 256) / STAGE; /* 7 of 32 KB */
-constexpr int BAR_OFF = STAGES * STAGE;
-constexpr int SMEM = BAR_OFF + 16 * STAGES + 16 + 1024;
-constexpr int THREADS = 3 * 128;
+ * K = 3,072). Here the warpgroups share one ring and take turns: warpgroup w starts its j-th tile's
+ * mainloop only after the other one has issued the last wgmma of the tile before (mbarriers
+ * turn[w], 4 arrivals: one lane a warp), so the chunks are consumed in ring order (no parity
+ * aliasing) and one warpgroup's epilogue runs during the other's mainloop. Each warpgroup owns a
+ * 128 x 128 tile.
+ *   5: stores straight from the accumulators (64 scattered 4-byte stores a thread); 7 stages.
+ *   6: v5's mainloop is fast where K is long (78-82% at K = 3,072) but its epilogue outlasts the
+ *      other warpgroup's 12-chunk mainloop at K = 768: here each warpgroup writes its bf16 tile into
+ *      its own 32 KB of shared memory, in the 128B-swizzled layout of two 64-column boxes
+ *      (conflict-free: the 8 rows of a warp's store land in 8 different 16-byte chunks), and one
+ *      thread hands it to the copy engine (rows past T are clipped by the engine); 5 stages. */
+namespace turns {
+template <bool TMA_EPI> struct Cfg {
+    static constexpr int BM = 128, BN = 128;
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+    static constexpr int EPI_BYTES = TMA_EPI ? BM * BN * 2 : 0; /* per warpgroup */
+    static constexpr int STAGES = (227 * 1024 - 2 * EPI_BYTES - 1024 - 256) / STAGE; /* 7 or 5 of 32 KB */
+    static constexpr int EPI_OFF = STAGES * STAGE;
+    static constexpr int BAR_OFF = EPI_OFF + 2 * EPI_BYTES;
+    static constexpr int SMEM = BAR_OFF + 16 * STAGES + 16 + 1024;
+    static constexpr int THREADS = 3 * 128;
+};
 
-__global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW, const v2::Params p)
+template <bool TMA_EPI>
+__global__ void __launch_bounds__(Cfg<TMA_EPI>::THREADS, 1)
+    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
+           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
 {
 #ifdef SPLADE_WGMMA_ENABLED
     using namespace splade_lm;
-    constexpr int S = STAGES;
+    using C = Cfg<TMA_EPI>;
+    constexpr int S = C::STAGES, BM = C::BM, BN = C::BN;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, turn = empty + 8 * S;
+    const uint32_t full = smem + C::BAR_OFF, empty = full + 8 * S, turn = empty + 8 * S;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
     if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 4);
-        }
+        ring::init(full, empty, S, 4); /* one warpgroup consumes a stage */
         mbar_init(turn, 4);
         mbar_init(turn + 8, 4);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     if (wg == 2) {
-        if (tid != 256)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
-                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
+        if (tid == 256)
+            ring::produce<S, C::STAGE, C::A_BYTES, BM, BN>(smem, full, empty, &tmX, &tmW, p);
         return;
     }
+    const uint32_t epi = smem + C::EPI_OFF + wg * C::EPI_BYTES;
+    const bool leader = (tid & 127) == 0;
     float d[2][64];
     for (int j = 0;; j++) {
         const int lt = 2 * j + wg, t = blockIdx.x + lt * gridDim.x;
         if (t >= p.ntiles)
             break;
-        /* my turn: the other warpgroup has issued its tile lt - 1 (none before the first tile) */
-        if (lt > 0)
+        if (lt > 0) /* my turn: the other warpgroup has issued its tile lt - 1 */
             mbar_wait(turn + 8 * wg, (wg ? j : j - 1) & 1);
         const int tm = t / p.tiles_n, tn = t % p.tiles_n, c0 = lt * p.KC;
         for (int kc = 0; kc < p.KC; kc++) {
             const int c = c0 + kc, s = c % S;
             mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * STAGE;
-            wg_mma_chunk<2, BN>(d, sA, sA + A_BYTES, 0, kc);
+            const uint32_t sA = smem + s * C::STAGE;
+            wg_mma_chunk<2, BN>(d, sA, sA + C::A_BYTES, 0, kc);
             if (kc == p.KC - 1 && lane == 0) /* the last wgmma is issued: the other warpgroup's turn */
                 mbar_arrive(turn + 8 * (1 - wg));
             wg_wait<1>();
             if (kc > 0 && lane == 0)
                 mbar_arrive(empty + 8 * ((c + S - 1) % S));
         }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c0 + p.KC - 1) % S));
+        ring::finish<S>(empty, c0 + p.KC - 1, lane);
         const int f0 = tn * BN + 2 * (lane & 3);
-#pragma unroll
-        for (int m = 0; m < 2; m++) {
-            fence_regs(d[m]);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int row = tm * BM + m * 64 + wq * 16 + (lane >> 2) + 8 * h;
-                if (row >= p.T)
-                    continue;
-                bf16 *y = p.Y + (size_t)row * p.N + f0;
-#pragma unroll
-                for (int i = 0; i < 16; i++) {
-                    const float2 bf = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(p.b + f0 + 8 * i));
-                    *reinterpret_cast<__nv_bfloat162 *>(y + 8 * i) = __floats2bfloat162_rn(
-                        v2::act(d[m][4 * i + 2 * h] + bf.x, p.gelu), v2::act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu));
-                }
-            }
+        if constexpr (TMA_EPI) {
+            if (leader) /* the previous tile's store has read this warpgroup's buffer */
+                ring::store_wait_read();
+            ring::bar(1 + wg, 128);
         }
-    }
-#endif
-}
-
-void init() { CK(cudaFuncSetAttribute(v5::kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM)); }
-
-void run(const Gemm &g)
-{
-    CUtensorMap mx, mw;
-    v2::encode(&mx, g.X, g.T, g.K, BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, 0};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, (p.ntiles + 1) / 2));
-    v5::kernel<<<grid, THREADS, SMEM>>>(mx, mw, p); /* qualified: v2::Params brings v2::kernel in by ADL */
-    CK(cudaGetLastError());
-}
-} // namespace v5
-
-/* ---- 6: v5 with the epilogue through shared memory and TMA stores ------------------------------
- * v5's mainloop is fast where K is long (78-82% at K = 3,072) but its epilogue, 64 scattered 4-byte
- * stores a thread, outlasts the other warpgroup's 12-chunk mainloop at K = 768. Here each warpgroup
- * writes its 128 x 128 bf16 tile into its own 32 KB of shared memory, in the 128B-swizzled layout of
- * two 64-column boxes (conflict-free: the 8 rows of a warp's store land in 8 different 16-byte
- * chunks), and one thread hands it to the copy engine (cp.async.bulk.tensor store; rows past T are
- * clipped by the engine). The ring keeps 5 stages. */
-namespace v6 {
-constexpr int BM = 128, BN = 128;
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-constexpr int EPI_BYTES = BM * BN * 2; /* per warpgroup: two swizzled 128-row x 64-column boxes */
-constexpr int STAGES = (227 * 1024 - 2 * EPI_BYTES - 1024 - 256) / STAGE; /* 5 of 32 KB */
-constexpr int EPI_OFF = STAGES * STAGE;
-constexpr int BAR_OFF = EPI_OFF + 2 * EPI_BYTES;
-constexpr int SMEM = BAR_OFF + 16 * STAGES + 16 + 1024;
-constexpr int THREADS = 3 * 128;
-
-using v2::act;
-__device__ __forceinline__ void wg_bar(int wg) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); }
-
-__global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
-           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
-{
-#ifdef SPLADE_WGMMA_ENABLED
-    using namespace splade_lm;
-    constexpr int S = STAGES;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, turn = empty + 8 * S;
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
-    if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 4);
-        }
-        mbar_init(turn, 4);
-        mbar_init(turn + 8, 4);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (wg == 2) {
-        if (tid != 256)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
-                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
-        return;
-    }
-    const uint32_t epi = smem + EPI_OFF + wg * EPI_BYTES;
-    const bool leader = (tid & 127) == 0;
-    float d[2][64];
-    for (int j = 0;; j++) {
-        const int lt = 2 * j + wg, t = blockIdx.x + lt * gridDim.x;
-        if (t >= p.ntiles)
-            break;
-        if (lt > 0)
-            mbar_wait(turn + 8 * wg, (wg ? j : j - 1) & 1);
-        const int tm = t / p.tiles_n, tn = t % p.tiles_n, c0 = lt * p.KC;
-        for (int kc = 0; kc < p.KC; kc++) {
-            const int c = c0 + kc, s = c % S;
-            mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * STAGE;
-            wg_mma_chunk<2, BN>(d, sA, sA + A_BYTES, 0, kc);
-            if (kc == p.KC - 1 && lane == 0)
-                mbar_arrive(turn + 8 * (1 - wg));
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c0 + p.KC - 1) % S));
-        /* the previous tile's store has read this warpgroup's buffer */
-        if (leader)
-            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        wg_bar(wg);
-        const int f0 = tn * BN + 2 * (lane & 3);
-        /* this thread's rows are r0 + 64m + 8h, all with r % 8 = lane / 4: one XOR key for every store */
+        /* this thread's rows r all have r % 8 = lane / 4: one XOR key for the swizzle */
         const uint32_t base = epi + (wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
 #pragma unroll
         for (int m = 0; m < 2; m++) {
             fence_regs(d[m]);
 #pragma unroll
             for (int h = 0; h < 2; h++) {
+                const int row = tm * BM + m * 64 + wq * 16 + (lane >> 2) + 8 * h;
+                if (!TMA_EPI && row >= p.T)
+                    continue;
+                bf16 *y = p.Y + (size_t)row * p.N + f0;
 #pragma unroll
                 for (int i = 0; i < 16; i++) {
-                    /* the bias pair read here, not hoisted: 16 more live pairs would spill */
-                    uint32_t braw;
-                    asm volatile("ld.global.nc.b32 %0, [%1];\n" : "=r"(braw) : "l"(p.b + f0 + 8 * i));
-                    /* bf16 <-> fp32 by bit shifts: taking a register's address would put it on the stack */
-                    const float lo = act(d[m][4 * i + 2 * h] + __uint_as_float(braw << 16), p.gelu),
-                                hi = act(d[m][4 * i + 2 * h + 1] + __uint_as_float(braw & 0xFFFF0000u), p.gelu);
-                    const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
-                                            (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
-                    /* box i / 8 (64 columns), row r, 16-byte chunk (i % 8) ^ (r % 8), 4 bytes a lane of the quad */
-                    const uint32_t a = base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
-                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
+                    const float2 bf = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(p.b + f0 + 8 * i));
+                    const float lo = v2::act(d[m][4 * i + 2 * h] + bf.x, p.gelu),
+                                hi = v2::act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu);
+                    if constexpr (TMA_EPI)
+                        ring::sts32(base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key),
+                                    ring::pack_bf16(lo, hi));
+                    else
+                        *reinterpret_cast<__nv_bfloat162 *>(y + 8 * i) = __floats2bfloat162_rn(lo, hi);
                 }
             }
         }
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        wg_bar(wg);
-        if (leader) {
-            for (int b = 0; b < 2; b++)
-                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
-                             "r"(epi + b * (BM * 128))
-                             : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        if constexpr (TMA_EPI) {
+            ring::proxy_fence();
+            ring::bar(1 + wg, 128);
+            if (leader) {
+                for (int b = 0; b < 2; b++)
+                    ring::tma_store(&tmY, tn * BN + 64 * b, tm * BM, epi + b * (BM * 128));
+                ring::store_commit();
+            }
         }
     }
-    if (leader)
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    if (TMA_EPI && leader)
+        ring::store_wait_all();
 #endif
 }
 
-void init() { CK(cudaFuncSetAttribute(v6::kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM)); }
-
-void run(const Gemm &g)
+template <bool TMA_EPI> void init()
 {
-    CUtensorMap mx, mw, my;
-    v2::encode(&mx, g.X, g.T, g.K, BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::encode(&my, g.Y, g.T, g.N, BM); /* 64-column x 128-row boxes, 128B-swizzled */
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, 0};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, (p.ntiles + 1) / 2));
-    v6::kernel<<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    CK(cudaFuncSetAttribute(kernel<TMA_EPI>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<TMA_EPI>::SMEM));
+}
+
+template <bool TMA_EPI> void run(const Gemm &g)
+{
+    using C = Cfg<TMA_EPI>;
+    /* two tiles per block at least, so that the turns have a partner */
+    const ring::Launch l = ring::prepare(g, C::BM, C::BN, TMA_EPI ? C::BM : 0, 2);
+    kernel<TMA_EPI><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.my, l.p);
     CK(cudaGetLastError());
 }
-} // namespace v6
+} // namespace turns
 
-/* ---- 7: v3 (cooperative 256 x 128, the head's mainloop) with v6's shared-memory + TMA-store epilogue
- * v5/v6 showed one warpgroup's mainloop alone reaches ~78% at best; the head's two warpgroups on one
- * tile reach 93%. Here both warpgroups write the finished tile (bias, GELU, bf16) into 64 KB of
- * shared memory as two 128B-swizzled 64-column boxes, one thread hands them to the copy engine, and
- * the next tile's mainloop starts while the stores drain. 3 stages of 48 KB. */
-namespace v7 {
-constexpr int WGM = 2, BN = 128, BM = 256;
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-constexpr int EPI_BYTES = BM * BN * 2;
-constexpr int STAGES = (227 * 1024 - EPI_BYTES - 1024 - 256) / STAGE; /* 3 of 48 KB */
-constexpr int EPI_OFF = STAGES * STAGE;
-constexpr int BAR_OFF = EPI_OFF + EPI_BYTES;
-constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
-constexpr int THREADS = 3 * 128;
-using v2::act;
+/* ---- 7-11: cooperative 256 x 128 tiles (the head's mainloop) with a shared-memory + TMA-store
+ * epilogue, step by step (each variant adds one change to the one before):
+ *   7: v5/v6 showed one warpgroup's mainloop alone reaches ~78% at best; the head's two warpgroups
+ *      on one tile reach 93%. Both warpgroups write the finished tile (bias, GELU, bf16) into 64 KB
+ *      of shared memory as two 128B-swizzled 64-column boxes, one thread hands them to the copy
+ *      engine, and the next tile's mainloop starts while the stores drain; 3 stages of 48 KB. The
+ *      bias comes by 64 serialised global loads a thread (volatile, each used at once, so that the
+ *      compiler does not hoist them into spilling registers).
+ *   8: without its epilogue v7 ran at 87-92% of 790: the epilogue cost ~7 µs a tile. The consumers
+ *      copy the tile's 128 bias values into shared memory as fp32 before the mainloop.
+ *   9: ncu on v8: the epilogue's F2FP drew 17% of the stall samples, nearly all "no instruction":
+ *      ~85 KB of unrolled epilogue with a run-time GELU branch around every element defeats the
+ *      instruction prefetch. GELU becomes a template argument (straight-line epilogues).
+ *   10: GELU in tanh form on tanh.approx.f32 (ring::gelu_tanh; cuBLASLt's form, the library's
+ *      default): erff is ~30 instructions a value, this 6.
+ *   11: ncu on v10: 26% of the samples wait on `full`: 3 stages do not cover the copies after an
+ *      epilogue. Each warpgroup stages one 128-row x 64-column box (16 KB) at a time and waits for
+ *      the copy engine to have read it before writing the second: 32 KB of epilogue, 4 stages.
+ * LAYER_GEMM_SKIP_EPILOGUE (timing only, v7-v10): 1 no epilogue, 2 no stores, 3 only the barriers
+ * and the proxy fence, 4 only the math and the shared-memory stores. */
+namespace coop {
+template <int V> struct Cfg {
+    static constexpr bool BIAS_SMEM = V >= 8, BOXED = V >= 11;
+    static constexpr int WGM = 2, BN = 128, BM = 256;
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+    static constexpr int BOX_BYTES = 128 * 128; /* 128 rows x 64 bf16 columns (v11) */
+    static constexpr int EPI_BYTES = BOXED ? 2 * BOX_BYTES : BM * BN * 2;
+    static constexpr int BIAS_BYTES = BIAS_SMEM ? BN * 4 : 0;
+    static constexpr int STAGES = (227 * 1024 - EPI_BYTES - BIAS_BYTES - 1024 - 256) / STAGE; /* 3, or 4 (v11) */
+    static constexpr int EPI_OFF = STAGES * STAGE;
+    static constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
+    static constexpr int BAR_OFF = BIAS_OFF + BIAS_BYTES;
+    static constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
+    static constexpr int THREADS = 3 * 128;
+};
 
-__global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
-           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
+/* The activation of variant V: GELU < 0 reads p.gelu at run time (v7, v8). */
+template <int V, int GELU> __device__ __forceinline__ float act(float v, int gelu_rt)
 {
-#ifdef SPLADE_WGMMA_ENABLED
-    using namespace splade_lm;
-    constexpr int S = STAGES;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, epi = smem + EPI_OFF;
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
-    if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 8);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (wg == 2) {
-        if (tid != 256)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
-                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
-        return;
-    }
-    float d[WGM][BN / 2];
-    int c = 0;
-    /* this thread's rows r all have r % 8 = lane / 4: one XOR key for the swizzle */
-    const uint32_t base = epi + (wg * WGM * 64 + wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
-    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-        for (int kc = 0; kc < p.KC; kc++, c++) {
-            const int s = c % S;
-            mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * STAGE;
-            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        if (p.skip_epilogue) {
-#pragma unroll
-            for (int m = 0; m < WGM; m++)
-                fence_regs(d[m]);
-            continue;
-        }
-        if (tid == 0) /* the previous tile's stores have read the buffer */
-            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        const int f0 = tn * BN + 2 * (lane & 3);
-#pragma unroll
-        for (int m = 0; m < WGM; m++) {
-            fence_regs(d[m]);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-#pragma unroll
-                for (int i = 0; i < BN / 8; i++) {
-                    uint32_t braw;
-                    asm volatile("ld.global.nc.b32 %0, [%1];\n" : "=r"(braw) : "l"(p.b + f0 + 8 * i));
-                    const float lo = act(d[m][4 * i + 2 * h] + __uint_as_float(braw << 16), p.gelu),
-                                hi = act(d[m][4 * i + 2 * h + 1] + __uint_as_float(braw & 0xFFFF0000u), p.gelu);
-                    const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
-                                            (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
-                    const uint32_t a = base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
-                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
-                }
-            }
-        }
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (tid == 0) {
-            for (int b = 0; b < BN / 64; b++)
-                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
-                             "r"(epi + b * (BM * 128))
-                             : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-        }
-    }
-    if (tid == 0)
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
-}
-
-void init() { CK(cudaFuncSetAttribute(v7::kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM)); }
-
-void run(const Gemm &g)
-{
-    CUtensorMap mx, mw, my;
-    v2::encode(&mx, g.X, g.T, g.K, BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::encode(&my, g.Y, g.T, g.N, BM);
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") != nullptr};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
-    v7::kernel<<<grid, THREADS, SMEM>>>(mx, mw, my, p);
-    CK(cudaGetLastError());
-}
-} // namespace v7
-/* ---- 8: v7 with the tile's bias staged in shared memory ---------------------------------------
- * v7 without its epilogue ran at 87-92% of 790 (75% attention-out): the mainloop beats cuBLASLt,
- * the epilogue cost ~7 µs a tile. Its bias came by 64 serialised global loads a thread (volatile,
- * each used at once, to stop the compiler hoisting them into spilling registers). Here the
- * consumers copy the tile's 128 bias values into shared memory as fp32 before the mainloop, and the
- * epilogue reads them from there.
- * (v7's comment follows.)
- * v5/v6 showed one warpgroup's mainloop alone reaches ~78% at best; the head's two warpgroups on one
- * tile reach 93%. Here both warpgroups write the finished tile (bias, GELU, bf16) into 64 KB of
- * shared memory as two 128B-swizzled 64-column boxes, one thread hands them to the copy engine, and
- * the next tile's mainloop starts while the stores drain. 3 stages of 48 KB. */
-namespace v8 {
-constexpr int WGM = 2, BN = 128, BM = 256;
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-constexpr int EPI_BYTES = BM * BN * 2;
-constexpr int STAGES = (227 * 1024 - EPI_BYTES - 1024 - 256) / STAGE; /* 3 of 48 KB */
-constexpr int EPI_OFF = STAGES * STAGE;
-constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
-constexpr int BAR_OFF = BIAS_OFF + BN * 4;
-constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
-constexpr int THREADS = 3 * 128;
-using v2::act;
-
-__global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
-           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
-{
-#ifdef SPLADE_WGMMA_ENABLED
-    using namespace splade_lm;
-    constexpr int S = STAGES;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, epi = smem + EPI_OFF;
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
-    if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 8);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (wg == 2) {
-        if (tid != 256)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
-                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
-        return;
-    }
-    float d[WGM][BN / 2];
-    int c = 0;
-    /* this thread's rows r all have r % 8 = lane / 4: one XOR key for the swizzle */
-    const uint32_t base = epi + (wg * WGM * 64 + wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
-    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + BIAS_OFF);
-    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-        /* the tile's bias into shared memory (read after the barrier below the mainloop; the previous
-         * tile's epilogue finished reading it before that tile's last barrier) */
-        if (tid < BN)
-            bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
-        for (int kc = 0; kc < p.KC; kc++, c++) {
-            const int s = c % S;
-            mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * STAGE;
-            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        if (p.skip_epilogue == 1) {
-#pragma unroll
-            for (int m = 0; m < WGM; m++)
-                fence_regs(d[m]);
-            continue;
-        }
-        const int sk = p.skip_epilogue;
-        if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
-            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        if (sk != 4)
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (sk == 3) {
-#pragma unroll
-            for (int m = 0; m < WGM; m++)
-                fence_regs(d[m]);
-        } else {
-#pragma unroll
-        for (int m = 0; m < WGM; m++) {
-            fence_regs(d[m]);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-#pragma unroll
-                for (int i = 0; i < BN / 8; i++) {
-                    const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
-                    const float lo = act(d[m][4 * i + 2 * h] + bf.x, p.gelu), hi = act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu);
-                    const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
-                                            (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
-                    const uint32_t a = base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
-                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
-                }
-            }
-        }
-        }
-        if (sk == 4)
-            continue;
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (tid == 0 && sk != 2 && sk != 3) { /* 2: everything but the stores (timing only) */
-            for (int b = 0; b < BN / 64; b++)
-                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
-                             "r"(epi + b * (BM * 128))
-                             : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-        }
-    }
-    if (tid == 0)
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
-}
-
-void init() { CK(cudaFuncSetAttribute(v8::kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM)); }
-
-void run(const Gemm &g)
-{
-    CUtensorMap mx, mw, my;
-    v2::encode(&mx, g.X, g.T, g.K, BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::encode(&my, g.Y, g.T, g.N, BM);
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") ? atoi(getenv("LAYER_GEMM_SKIP_EPILOGUE")) : 0};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
-    v8::kernel<<<grid, THREADS, SMEM>>>(mx, mw, my, p);
-    CK(cudaGetLastError());
-}
-} // namespace v8
-/* ---- 9: v8 compiled per activation -------------------------------------------------------------
- * ncu on v8 (QKV): the epilogue's F2FP instructions alone drew 17% of the stall samples, nearly all
- * "no instruction": the unrolled epilogue with a run-time GELU branch around every element is ~85 KB
- * of SASS, and each branch defeats the instruction prefetch. Here GELU is a template argument: the
- * plain kernel's epilogue is ~400 straight-line instructions, the GELU one straight-line too.
- * (v8's comment follows.)
- * ---- 8: v7 with the tile's bias staged in shared memory ---------------------------------------
- * v7 without its epilogue ran at 87-92% of 790 (75% attention-out): the mainloop beats cuBLASLt,
- * the epilogue cost ~7 µs a tile. Its bias came by 64 serialised global loads a thread (volatile,
- * each used at once, to stop the compiler hoisting them into spilling registers). Here the
- * consumers copy the tile's 128 bias values into shared memory as fp32 before the mainloop, and the
- * epilogue reads them from there.
- * (v7's comment follows.)
- * v5/v6 showed one warpgroup's mainloop alone reaches ~78% at best; the head's two warpgroups on one
- * tile reach 93%. Here both warpgroups write the finished tile (bias, GELU, bf16) into 64 KB of
- * shared memory as two 128B-swizzled 64-column boxes, one thread hands them to the copy engine, and
- * the next tile's mainloop starts while the stores drain. 3 stages of 48 KB. */
-namespace v9 {
-constexpr int WGM = 2, BN = 128, BM = 256;
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-constexpr int EPI_BYTES = BM * BN * 2;
-constexpr int STAGES = (227 * 1024 - EPI_BYTES - 1024 - 256) / STAGE; /* 3 of 48 KB */
-constexpr int EPI_OFF = STAGES * STAGE;
-constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
-constexpr int BAR_OFF = BIAS_OFF + BN * 4;
-constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
-constexpr int THREADS = 3 * 128;
-using v2::act;
-
-template <int GELU>
-__global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
-           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
-{
-#ifdef SPLADE_WGMMA_ENABLED
-    using namespace splade_lm;
-    constexpr int S = STAGES;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, epi = smem + EPI_OFF;
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
-    if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 8);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (wg == 2) {
-        if (tid != 256)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
-                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
-        return;
-    }
-    float d[WGM][BN / 2];
-    int c = 0;
-    /* this thread's rows r all have r % 8 = lane / 4: one XOR key for the swizzle */
-    const uint32_t base = epi + (wg * WGM * 64 + wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
-    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + BIAS_OFF);
-    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-        /* the tile's bias into shared memory (read after the barrier below the mainloop; the previous
-         * tile's epilogue finished reading it before that tile's last barrier) */
-        if (tid < BN)
-            bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
-        for (int kc = 0; kc < p.KC; kc++, c++) {
-            const int s = c % S;
-            mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * STAGE;
-            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        if (p.skip_epilogue == 1) {
-#pragma unroll
-            for (int m = 0; m < WGM; m++)
-                fence_regs(d[m]);
-            continue;
-        }
-        const int sk = p.skip_epilogue;
-        if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
-            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        if (sk != 4)
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (sk == 3) {
-#pragma unroll
-            for (int m = 0; m < WGM; m++)
-                fence_regs(d[m]);
-        } else {
-#pragma unroll
-        for (int m = 0; m < WGM; m++) {
-            fence_regs(d[m]);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-#pragma unroll
-                for (int i = 0; i < BN / 8; i++) {
-                    const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
-                    const float lo = act(d[m][4 * i + 2 * h] + bf.x, GELU), hi = act(d[m][4 * i + 2 * h + 1] + bf.y, GELU);
-                    const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
-                                            (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
-                    const uint32_t a = base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
-                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
-                }
-            }
-        }
-        }
-        if (sk == 4)
-            continue;
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (tid == 0 && sk != 2 && sk != 3) { /* 2: everything but the stores (timing only) */
-            for (int b = 0; b < BN / 64; b++)
-                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
-                             "r"(epi + b * (BM * 128))
-                             : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-        }
-    }
-    if (tid == 0)
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
-}
-
-void init()
-{
-    CK(cudaFuncSetAttribute(v9::kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    CK(cudaFuncSetAttribute(v9::kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-}
-
-void run(const Gemm &g)
-{
-    CUtensorMap mx, mw, my;
-    v2::encode(&mx, g.X, g.T, g.K, BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::encode(&my, g.Y, g.T, g.N, BM);
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") ? atoi(getenv("LAYER_GEMM_SKIP_EPILOGUE")) : 0};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
-    if (g.gelu)
-        v9::kernel<1><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    if constexpr (V >= 10)
+        return GELU ? ring::gelu_tanh(v) : v;
     else
-        v9::kernel<0><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
-    CK(cudaGetLastError());
-}
-} // namespace v9
-/* ---- 10: v9 with GELU in tanh form on the MUFU tanh (what the library's cuBLASLt epilogue computes:
- * docs/GPU_ENCODER.md "GELU"): erff is ~30 instructions a value, 128 values a thread per tile, where
- * 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) is 6 with tanh.approx.f32 (relative error ~2^-11, well
- * under the bf16 output's 2^-8). The checker's reference stays float64 erf-GELU.
- * ---- 9: v8 compiled per activation -------------------------------------------------------------
- * ncu on v8 (QKV): the epilogue's F2FP instructions alone drew 17% of the stall samples, nearly all
- * "no instruction": the unrolled epilogue with a run-time GELU branch around every element is ~85 KB
- * of SASS, and each branch defeats the instruction prefetch. Here GELU is a template argument: the
- * plain kernel's epilogue is ~400 straight-line instructions, the GELU one straight-line too.
- * (v8's comment follows.)
- * ---- 8: v7 with the tile's bias staged in shared memory ---------------------------------------
- * v7 without its epilogue ran at 87-92% of 790 (75% attention-out): the mainloop beats cuBLASLt,
- * the epilogue cost ~7 µs a tile. Its bias came by 64 serialised global loads a thread (volatile,
- * each used at once, to stop the compiler hoisting them into spilling registers). Here the
- * consumers copy the tile's 128 bias values into shared memory as fp32 before the mainloop, and the
- * epilogue reads them from there.
- * (v7's comment follows.)
- * v5/v6 showed one warpgroup's mainloop alone reaches ~78% at best; the head's two warpgroups on one
- * tile reach 93%. Here both warpgroups write the finished tile (bias, GELU, bf16) into 64 KB of
- * shared memory as two 128B-swizzled 64-column boxes, one thread hands them to the copy engine, and
- * the next tile's mainloop starts while the stores drain. 3 stages of 48 KB. */
-namespace v10 {
-constexpr int WGM = 2, BN = 128, BM = 256;
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-constexpr int EPI_BYTES = BM * BN * 2;
-constexpr int STAGES = (227 * 1024 - EPI_BYTES - 1024 - 256) / STAGE; /* 3 of 48 KB */
-constexpr int EPI_OFF = STAGES * STAGE;
-constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
-constexpr int BAR_OFF = BIAS_OFF + BN * 4;
-constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
-constexpr int THREADS = 3 * 128;
-__device__ __forceinline__ float act(float v, int gelu)
-{
-    if (!gelu)
-        return v;
-    float t;
-    const float u = v * (0.7978845608028654f + 0.0356774081363001f * v * v);
-    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
-    return 0.5f * v * (1.f + t);
+        return v2::act(v, GELU < 0 ? gelu_rt : GELU);
 }
 
-template <int GELU>
-__global__ void __launch_bounds__(THREADS, 1)
+template <int V, int GELU>
+__global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
            const __grid_constant__ CUtensorMap tmY, const v2::Params p)
 {
 #ifdef SPLADE_WGMMA_ENABLED
     using namespace splade_lm;
-    constexpr int S = STAGES;
+    using C = Cfg<V>;
+    constexpr int S = C::STAGES, WGM = C::WGM, BN = C::BN, BM = C::BM;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S, epi = smem + EPI_OFF;
+    const uint32_t full = smem + C::BAR_OFF, empty = full + 8 * S;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
     if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 8);
-        }
+        ring::init(full, empty, S, 8);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     if (wg == 2) {
-        if (tid != 256)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
-                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
+        if (tid == 256)
+            ring::produce<S, C::STAGE, C::A_BYTES, BM, BN>(smem, full, empty, &tmX, &tmW, p);
         return;
     }
-    float d[WGM][BN / 2];
-    int c = 0;
+    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + C::BIAS_OFF);
+    /* v11: this warpgroup's box; before: the tile's two boxes, rows of both warpgroups */
+    const uint32_t epi = smem + C::EPI_OFF + (C::BOXED ? wg * C::BOX_BYTES : 0);
+    const bool leader = C::BOXED ? (tid & 127) == 0 : tid == 0;
     /* this thread's rows r all have r % 8 = lane / 4: one XOR key for the swizzle */
-    const uint32_t base = epi + (wg * WGM * 64 + wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
-    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + BIAS_OFF);
-    for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-        const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-        /* the tile's bias into shared memory (read after the barrier below the mainloop; the previous
-         * tile's epilogue finished reading it before that tile's last barrier) */
-        if (tid < BN)
-            bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
-        for (int kc = 0; kc < p.KC; kc++, c++) {
-            const int s = c % S;
-            mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * STAGE;
-            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        if (p.skip_epilogue == 1) {
-#pragma unroll
-            for (int m = 0; m < WGM; m++)
-                fence_regs(d[m]);
-            continue;
-        }
-        const int sk = p.skip_epilogue;
-        if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
-            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-        if (sk != 4)
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (sk == 3) {
-#pragma unroll
-            for (int m = 0; m < WGM; m++)
-                fence_regs(d[m]);
-        } else {
-#pragma unroll
-        for (int m = 0; m < WGM; m++) {
-            fence_regs(d[m]);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-#pragma unroll
-                for (int i = 0; i < BN / 8; i++) {
-                    const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
-                    const float lo = act(d[m][4 * i + 2 * h] + bf.x, GELU), hi = act(d[m][4 * i + 2 * h + 1] + bf.y, GELU);
-                    const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
-                                            (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
-                    const uint32_t a = base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
-                    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
-                }
-            }
-        }
-        }
-        if (sk == 4)
-            continue;
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        if (tid == 0 && sk != 2 && sk != 3) { /* 2: everything but the stores (timing only) */
-            for (int b = 0; b < BN / 64; b++)
-                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * b), "r"(tm * BM),
-                             "r"(epi + b * (BM * 128))
-                             : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-        }
-    }
-    if (tid == 0)
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
-}
-
-void init()
-{
-    CK(cudaFuncSetAttribute(v10::kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    CK(cudaFuncSetAttribute(v10::kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-}
-
-void run(const Gemm &g)
-{
-    CUtensorMap mx, mw, my;
-    v2::encode(&mx, g.X, g.T, g.K, BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::encode(&my, g.Y, g.T, g.N, BM);
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, getenv("LAYER_GEMM_SKIP_EPILOGUE") ? atoi(getenv("LAYER_GEMM_SKIP_EPILOGUE")) : 0};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
-    if (g.gelu)
-        v10::kernel<1><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
-    else
-        v10::kernel<0><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
-    CK(cudaGetLastError());
-}
-} // namespace v10
-
-/* ---- 11: v10 with 4 stages: each warpgroup stores its 128 rows in two 64-column halves -------------
- * ncu on v10 (QKV): the epilogue no longer shows; 26% of the stall samples are the consumers waiting
- * on the `full` mbarrier: 3 stages of 48 KB do not cover the copies' latency after an epilogue. Here
- * each warpgroup stages one 128-row x 64-column box (16 KB) at a time, waits for the copy engine to
- * have read it before writing the second, so the epilogue takes 32 KB and the ring 4 stages. */
-namespace v11 {
-constexpr int WGM = 2, BN = 128, BM = 256;
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-constexpr int BOX_BYTES = 128 * 128;                 /* 128 rows x 64 bf16 columns */
-constexpr int EPI_BYTES = 2 * BOX_BYTES;             /* one box per warpgroup */
-constexpr int STAGES = (227 * 1024 - EPI_BYTES - BN * 4 - 1024 - 256) / STAGE; /* 4 of 48 KB */
-constexpr int EPI_OFF = STAGES * STAGE;
-constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
-constexpr int BAR_OFF = BIAS_OFF + BN * 4;
-constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
-constexpr int THREADS = 3 * 128;
-using v10::act;
-
-__device__ __forceinline__ void wg_bar(int wg) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); }
-
-template <int GELU>
-__global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
-           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
-{
-#ifdef SPLADE_WGMMA_ENABLED
-    using namespace splade_lm;
-    constexpr int S = STAGES;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const uint32_t full = smem + BAR_OFF, empty = full + 8 * S;
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
-    if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 8);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (wg == 2) {
-        if (tid != 256)
-            return;
-        int i = 0;
-        for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-            for (int kc = 0; kc < p.KC; kc++, i++) {
-                const int s = i % S;
-                if (i >= S)
-                    mbar_wait(empty + 8 * s, ((i / S) - 1) & 1);
-                const uint32_t sA = smem + s * STAGE;
-                mbar_arrive_expect_tx(full + 8 * s, STAGE);
-                tma_load_2d(sA, &tmX, kc * BK, tm * BM, full + 8 * s);
-                tma_load_2d(sA + A_BYTES, &tmW, kc * BK, tn * BN, full + 8 * s);
-            }
-        }
-        return;
-    }
-    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + BIAS_OFF);
-    const uint32_t box = smem + EPI_OFF + wg * BOX_BYTES;
-    const bool leader = (tid & 127) == 0;
-    /* this thread's rows r (within its warpgroup's 128) all have r % 8 = lane / 4: one XOR key */
-    const uint32_t base = box + (wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3), key = (lane >> 2) << 4;
+    const uint32_t base = epi + ((C::BOXED ? 0 : wg * WGM * 64) + wq * 16 + (lane >> 2)) * 128 + 4 * (lane & 3),
+                   key = (lane >> 2) << 4;
+    const int sk = p.skip_epilogue;
     float d[WGM][BN / 2];
     int c = 0;
     for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
         const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-        if (tid < BN) /* read by the epilogue after the barriers below; the last one was read before them */
+        if (C::BIAS_SMEM && tid < BN) /* read after the barrier below the mainloop; the last tile's
+                                       * readers passed the barrier after their reads */
             bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
-        for (int kc = 0; kc < p.KC; kc++, c++) {
-            const int s = c % S;
-            mbar_wait(full + 8 * s, (c / S) & 1);
-            const uint32_t sA = smem + s * STAGE;
-            wg_mma_chunk<WGM, BN>(d, sA, sA + A_BYTES, wg, kc);
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * ((c + S - 1) % S));
-        asm volatile("bar.sync 3, 256;\n" ::: "memory"); /* bias_s written by warpgroup 0 */
+        for (int kc = 0; kc < p.KC; kc++, c++)
+            ring::consume<S, C::STAGE, C::A_BYTES, WGM, BN>(d, smem, full, empty, c, kc, wg, lane);
+        ring::finish<S>(empty, c - 1, lane);
 #pragma unroll
         for (int m = 0; m < WGM; m++)
             fence_regs(d[m]);
+        if (sk == 1)
+            continue;
+        const int f0 = tn * BN + 2 * (lane & 3);
+        /* the pair of columns 8i + 2(lane % 4) of accumulator row (m, h), biased and activated */
+        auto value = [&](int m, int h, int i) {
+            float b0, b1;
+            if constexpr (C::BIAS_SMEM) {
+                const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
+                b0 = bf.x, b1 = bf.y;
+            } else {
+                uint32_t braw;
+                asm volatile("ld.global.nc.b32 %0, [%1];\n" : "=r"(braw) : "l"(p.b + f0 + 8 * i));
+                b0 = __uint_as_float(braw << 16), b1 = __uint_as_float(braw & 0xFFFF0000u);
+            }
+            return ring::pack_bf16(act<V, GELU>(d[m][4 * i + 2 * h] + b0, p.gelu),
+                                   act<V, GELU>(d[m][4 * i + 2 * h + 1] + b1, p.gelu));
+        };
+        if constexpr (C::BOXED) {
+            ring::bar(3, 256); /* bias_s, written by warpgroup 0 */
 #pragma unroll
-        for (int half = 0; half < 2; half++) {
-            if (leader) /* the box's previous store has been read */
-                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-            wg_bar(wg);
+            for (int half = 0; half < 2; half++) {
+                if (leader) /* the box's previous store has been read */
+                    ring::store_wait_read();
+                ring::bar(1 + wg, 128);
 #pragma unroll
-            for (int m = 0; m < WGM; m++)
+                for (int m = 0; m < WGM; m++)
 #pragma unroll
-                for (int h = 0; h < 2; h++)
+                    for (int h = 0; h < 2; h++)
 #pragma unroll
-                    for (int i = 8 * half; i < 8 * half + 8; i++) {
-                        const float2 bf = *reinterpret_cast<const float2 *>(bias_s + 8 * i + 2 * (lane & 3));
-                        const float lo = act(d[m][4 * i + 2 * h] + bf.x, GELU), hi = act(d[m][4 * i + 2 * h + 1] + bf.y, GELU);
-                        const uint32_t packed = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
-                                                (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
-                        const uint32_t a = base + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key);
-                        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(packed) : "memory");
-                    }
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            wg_bar(wg);
-            if (leader) {
-                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                             ::"l"(reinterpret_cast<uint64_t>(&tmY)), "r"(tn * BN + 64 * half), "r"(tm * BM + wg * 128),
-                             "r"(box)
-                             : "memory");
-                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                        for (int i = 8 * half; i < 8 * half + 8; i++)
+                            ring::sts32(base + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key), value(m, h, i));
+                ring::proxy_fence();
+                ring::bar(1 + wg, 128);
+                if (leader) {
+                    ring::tma_store(&tmY, tn * BN + 64 * half, tm * BM + wg * 128, epi);
+                    ring::store_commit();
+                }
+            }
+            ring::bar(3, 256); /* both warpgroups have read bias_s */
+        } else {
+            if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
+                ring::store_wait_read();
+            if (sk != 4)
+                ring::bar(1, 256);
+            if (sk != 3) {
+#pragma unroll
+                for (int m = 0; m < WGM; m++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+#pragma unroll
+                        for (int i = 0; i < BN / 8; i++)
+                            ring::sts32(base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key),
+                                        value(m, h, i));
+            }
+            if (sk == 4)
+                continue;
+            ring::proxy_fence();
+            ring::bar(1, 256);
+            if (tid == 0 && sk != 2 && sk != 3) {
+                for (int b = 0; b < BN / 64; b++)
+                    ring::tma_store(&tmY, tn * BN + 64 * b, tm * BM, epi + b * (BM * 128));
+                ring::store_commit();
             }
         }
-        asm volatile("bar.sync 3, 256;\n" ::: "memory"); /* both warpgroups have read bias_s */
     }
     if (leader)
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        ring::store_wait_all();
 #endif
 }
 
-void init()
+template <int V> void init()
 {
-    CK(cudaFuncSetAttribute(v11::kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    CK(cudaFuncSetAttribute(v11::kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    if constexpr (V <= 8) {
+        CK(cudaFuncSetAttribute(kernel<V, -1>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<V>::SMEM));
+    } else {
+        CK(cudaFuncSetAttribute(kernel<V, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<V>::SMEM));
+        CK(cudaFuncSetAttribute(kernel<V, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg<V>::SMEM));
+    }
 }
 
-void run(const Gemm &g)
+template <int V> void run(const Gemm &g)
 {
-    CUtensorMap mx, mw, my;
-    v2::encode(&mx, g.X, g.T, g.K, BM);
-    v2::encode(&mw, g.W, g.N, g.K, BN);
-    v2::encode(&my, g.Y, g.T, g.N, 128); /* a warpgroup's 128 rows x 64 columns */
-    v2::Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, 0};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    const int grid = std::max(1, std::min(v2::n_sm, p.ntiles));
-    if (g.gelu)
-        v11::kernel<1><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+    using C = Cfg<V>;
+    const ring::Launch l = ring::prepare(g, C::BM, C::BN, C::BOXED ? 128 : C::BM, 1);
+    if constexpr (V <= 8) /* the activation read at run time */
+        kernel<V, -1><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.my, l.p);
+    else if (g.gelu)
+        kernel<V, 1><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.my, l.p);
     else
-        v11::kernel<0><<<grid, THREADS, SMEM>>>(mx, mw, my, p);
+        kernel<V, 0><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.my, l.p);
     CK(cudaGetLastError());
 }
-} // namespace v11
+} // namespace coop
 
 /* ---- reference, checker, timing --------------------------------------------------------------- */
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
@@ -1467,48 +856,23 @@ static Host make_host(int T, int N, int K)
 
 static bool run_variant(int v, const Gemm &g)
 {
-    if (v == 1)
+    if (v == 1) {
         v1::run(g);
-    else if (v == 2) {
-        if (!v2::supports(g))
-            return false;
-        v2::run(g);
-    } else if (v == 3) {
-        if (!v3::supports<2, 128>(g))
-            return false;
-        v3::run<2, 128>(g);
-    } else if (v == 4) {
-        if (!v3::supports<1, 256>(g))
-            return false;
-        v3::run<1, 256>(g);
-    } else if (v == 5) {
-        if (!v2::supports(g))
-            return false;
-        v5::run(g);
-    } else if (v == 6) {
-        if (!v2::supports(g))
-            return false;
-        v6::run(g);
-    } else if (v == 7) {
-        if (!v2::supports(g))
-            return false;
-        v7::run(g);
-    } else if (v == 8) {
-        if (!v2::supports(g))
-            return false;
-        v8::run(g);
-    } else if (v == 9) {
-        if (!v2::supports(g))
-            return false;
-        v9::run(g);
-    } else if (v == 10) {
-        if (!v2::supports(g))
-            return false;
-        v10::run(g);
-    } else if (v == 11) {
-        if (!v2::supports(g))
-            return false;
-        v11::run(g);
+        return true;
+    }
+    if (v == 4 ? !v3::supports<1, 256>(g) : !v2::supports(g))
+        return false;
+    switch (v) {
+    case 2: v2::run(g); break;
+    case 3: v3::run<2, 128>(g); break;
+    case 4: v3::run<1, 256>(g); break;
+    case 5: turns::run<false>(g); break;
+    case 6: turns::run<true>(g); break;
+    case 7: coop::run<7>(g); break;
+    case 8: coop::run<8>(g); break;
+    case 9: coop::run<9>(g); break;
+    case 10: coop::run<10>(g); break;
+    default: coop::run<11>(g); break;
     }
     return true;
 }
@@ -1617,13 +981,13 @@ int main(int argc, char **argv)
     if (hopper) {
         v3::init<2, 128>();
         v3::init<1, 256>();
-        v5::init();
-        v6::init();
-        v7::init();
-        v8::init();
-        v9::init();
-        v10::init();
-        v11::init();
+        turns::init<false>();
+        turns::init<true>();
+        coop::init<7>();
+        coop::init<8>();
+        coop::init<9>();
+        coop::init<10>();
+        coop::init<11>();
     }
     std::vector<int> run_vs;
     for (int v : variants)
