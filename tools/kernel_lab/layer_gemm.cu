@@ -664,22 +664,27 @@ template <bool TMA_EPI> void run(const Gemm &g)
  *   11: ncu on v10: 26% of the samples wait on `full`: 3 stages do not cover the copies after an
  *      epilogue. Each warpgroup stages one 128-row x 64-column box (16 KB) at a time and waits for
  *      the copy engine to have read it before writing the second: 32 KB of epilogue, 4 stages.
+ *   12: v11 with the warpgroups out of step: warpgroup 1 starts LAG = 2 chunks behind (an mbarrier
+ *      `go` that warpgroup 0 arrives on), each warpgroup keeps its own bias copy, and no barrier joins
+ *      the two, so one's epilogue runs while the other still issues wgmma (the ring lets them drift
+ *      apart by up to its stages).
  * LAYER_GEMM_SKIP_EPILOGUE (timing only, v7-v10): 1 no epilogue, 2 no stores, 3 only the barriers
  * and the proxy fence, 4 only the math and the shared-memory stores. */
 namespace coop {
 template <int V> struct Cfg {
-    static constexpr bool BIAS_SMEM = V >= 8, BOXED = V >= 11;
+    static constexpr bool BIAS_SMEM = V >= 8, BOXED = V >= 11, STAGGER = V >= 12;
     static constexpr int WGM = 2, BN = 128, BM = 256;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
     static constexpr int BOX_BYTES = 128 * 128; /* 128 rows x 64 bf16 columns (v11) */
     static constexpr int EPI_BYTES = BOXED ? 2 * BOX_BYTES : BM * BN * 2;
-    static constexpr int BIAS_BYTES = BIAS_SMEM ? BN * 4 : 0;
+    static constexpr int BIAS_BYTES = BIAS_SMEM ? (STAGGER ? 2 : 1) * BN * 4 : 0; /* v12: a copy per warpgroup */
     static constexpr int STAGES = (227 * 1024 - EPI_BYTES - BIAS_BYTES - 1024 - 256) / STAGE; /* 3, or 4 (v11) */
     static constexpr int EPI_OFF = STAGES * STAGE;
     static constexpr int BIAS_OFF = EPI_OFF + EPI_BYTES;
     static constexpr int BAR_OFF = BIAS_OFF + BIAS_BYTES;
-    static constexpr int SMEM = BAR_OFF + 16 * STAGES + 1024;
+    static constexpr int SMEM = BAR_OFF + 16 * STAGES + 8 + 1024;
     static constexpr int THREADS = 3 * 128;
+    static constexpr int LAG = 2; /* v12: chunks warpgroup 1 starts behind warpgroup 0 (< STAGES) */
 };
 
 /* The activation of variant V: GELU < 0 reads p.gelu at run time (v7, v8). */
@@ -704,8 +709,10 @@ __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
     const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const uint32_t full = smem + C::BAR_OFF, empty = full + 8 * S;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
+    const uint32_t go = empty + 8 * S; /* v12: warpgroup 0's 4 warps have consumed LAG chunks */
     if (tid == 0) {
         ring::init(full, empty, S, 8);
+        mbar_init(go, 4);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -714,7 +721,12 @@ __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
             ring::produce<S, C::STAGE, C::A_BYTES, BM, BN>(smem, full, empty, &tmX, &tmW, p);
         return;
     }
-    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + C::BIAS_OFF);
+    float *bias_s = reinterpret_cast<float *>(smem_raw + (smem - smem_u32(smem_raw)) + C::BIAS_OFF) +
+                    (C::STAGGER ? wg * BN : 0);
+    bool went = !C::STAGGER || wg == 1;
+    if (C::STAGGER && wg == 1) /* start LAG chunks behind: from then on the warpgroups' epilogues fall
+                                * on the other's mainloop instead of both at once */
+        mbar_wait(go, 0);
     /* v11: this warpgroup's box; before: the tile's two boxes, rows of both warpgroups */
     const uint32_t epi = smem + C::EPI_OFF + (C::BOXED ? wg * C::BOX_BYTES : 0);
     const bool leader = C::BOXED ? (tid & 127) == 0 : tid == 0;
@@ -726,11 +738,17 @@ __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
     int c = 0;
     for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
         const int tm = t / p.tiles_n, tn = t % p.tiles_n;
-        if (C::BIAS_SMEM && tid < BN) /* read after the barrier below the mainloop; the last tile's
-                                       * readers passed the barrier after their reads */
-            bias_s[tid] = __bfloat162float(p.b[tn * BN + tid]);
-        for (int kc = 0; kc < p.KC; kc++, c++)
+        if (C::BIAS_SMEM && (C::STAGGER ? (tid & 127) : tid) < BN) /* read after the barrier below the
+                                       * mainloop; the last tile's readers passed the barrier after their reads */
+            bias_s[tid & 127] = __bfloat162float(p.b[tn * BN + (tid & 127)]);
+        for (int kc = 0; kc < p.KC; kc++, c++) {
             ring::consume<S, C::STAGE, C::A_BYTES, WGM, BN>(d, smem, full, empty, c, kc, wg, lane);
+            if (!went && c == C::LAG) {
+                if (lane == 0)
+                    mbar_arrive(go);
+                went = true;
+            }
+        }
         ring::finish<S>(empty, c - 1, lane);
 #pragma unroll
         for (int m = 0; m < WGM; m++)
@@ -753,7 +771,8 @@ __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
                                    act<V, GELU>(d[m][4 * i + 2 * h + 1] + b1, p.gelu));
         };
         if constexpr (C::BOXED) {
-            ring::bar(3, 256); /* bias_s, written by warpgroup 0 */
+            if (!C::STAGGER)
+                ring::bar(3, 256); /* bias_s, written by warpgroup 0 */
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 if (leader) /* the box's previous store has been read */
@@ -773,7 +792,8 @@ __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
                     ring::store_commit();
                 }
             }
-            ring::bar(3, 256); /* both warpgroups have read bias_s */
+            if (!C::STAGGER)
+                ring::bar(3, 256); /* both warpgroups have read bias_s */
         } else {
             if (tid == 0 && sk != 4) /* the previous tile's stores have read the buffer */
                 ring::store_wait_read();
@@ -800,6 +820,8 @@ __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
             }
         }
     }
+    if (!went && lane == 0) /* fewer than LAG + 1 chunks in all: let warpgroup 1 go */
+        mbar_arrive(go);
     if (leader)
         ring::store_wait_all();
 #endif
@@ -872,7 +894,8 @@ static bool run_variant(int v, const Gemm &g)
     case 8: coop::run<8>(g); break;
     case 9: coop::run<9>(g); break;
     case 10: coop::run<10>(g); break;
-    default: coop::run<11>(g); break;
+    case 11: coop::run<11>(g); break;
+    default: coop::run<12>(g); break;
     }
     return true;
 }
@@ -957,15 +980,15 @@ int main(int argc, char **argv)
             do_check = 0;
         else if (!strcmp(a, "--no-time"))
             do_time = 0;
-        else if (atoi(a) >= 1 && atoi(a) <= 11 && strspn(a, "0123456789") == strlen(a))
+        else if (atoi(a) >= 1 && atoi(a) <= 12 && strspn(a, "0123456789") == strlen(a))
             variants.push_back(atoi(a));
         else {
-            fprintf(stderr, "usage: %s [1-11 ...] [--T n ...] [--reps n] [--no-check] [--no-time]\n", argv[0]);
+            fprintf(stderr, "usage: %s [1-12 ...] [--T n ...] [--reps n] [--no-check] [--no-time]\n", argv[0]);
             return 2;
         }
     }
     if (variants.empty())
-        variants = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+        variants = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     if (Ts.empty())
         Ts = {16384, 13208};
     int ndev = 0;
@@ -988,6 +1011,7 @@ int main(int argc, char **argv)
         coop::init<9>();
         coop::init<10>();
         coop::init<11>();
+        coop::init<12>();
     }
     std::vector<int> run_vs;
     for (int v : variants)
