@@ -28,6 +28,7 @@
  *   9  v8 compiled per activation (GELU a template argument: no branch per element in the epilogue)
  *   10 v9 with GELU in tanh form on tanh.approx.f32 (the form the library's cuBLASLt epilogue uses)
  *   11 v10 with 4 stages: each warpgroup stores its rows as two 16 KB boxes in turn (32 KB of epilogue)
+ *   12 v11 with the two warpgroups out of step (one's epilogue under the other's wgmma)
  *
  *   layer_gemm [variant ...] [--T n] [--reps n] [--no-check] [--no-time]
  * Exit status 1 when a variant fails its check. */
@@ -88,13 +89,10 @@ struct Plan {
 };
 std::vector<Plan> plans;
 
-float run_algo(Plan &p, const Gemm &g, const cublasLtMatmulAlgo_t *algo, cudaStream_t st)
+cublasStatus_t run_algo(Plan &p, const Gemm &g, const cublasLtMatmulAlgo_t *algo)
 {
     const float one = 1.f, zero = 0.f;
-    return cublasLtMatmul(lt, p.desc, &one, g.W, p.la, g.X, p.lb, &zero, g.Y, p.lc, g.Y, p.lc, algo, ws, kWs, st) ==
-                   CUBLAS_STATUS_SUCCESS
-               ? 0.f
-               : -1.f;
+    return cublasLtMatmul(lt, p.desc, &one, g.W, p.la, g.X, p.lb, &zero, g.Y, p.lc, g.Y, p.lc, algo, ws, kWs, 0);
 }
 
 Plan &plan(const Gemm &g)
@@ -132,7 +130,7 @@ Plan &plan(const Gemm &g)
         float b_ = -1;
         for (int r = 0; r < 3; r++) {
             CK(cudaEventRecord(e0));
-            if (run_algo(p, g, &res[i].algo, 0) < 0)
+            if (run_algo(p, g, &res[i].algo) != CUBLAS_STATUS_SUCCESS)
                 break;
             CK(cudaEventRecord(e1));
             CK(cudaEventSynchronize(e1));
@@ -157,119 +155,30 @@ void init()
     CK(cudaMalloc(&ws, kWs));
 }
 
-void run(const Gemm &g) { LT(run_algo(plan(g), g, &plan(g).algo, 0) < 0 ? CUBLAS_STATUS_EXECUTION_FAILED : CUBLAS_STATUS_SUCCESS); }
+void run(const Gemm &g)
+{
+    Plan &p = plan(g);
+    /* a plan is kept per shape: this call's bias, as the library sets it per call */
+    LT(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.b, sizeof g.b));
+    LT(run_algo(p, g, &p.algo));
+}
 } // namespace v1
 
-/* ---- 2: TMA + wgmma, persistent, ping-pong consumers ------------------------------------------ */
-namespace v2 {
-constexpr int BM = 128, BN = 128;                  /* a consumer's tile: 128 tokens x 128 features */
-constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-/* A ring of stages per consumer warpgroup: with one shared ring, the second warpgroup's first chunk
- * lies more than a ring ahead of the first's, and an mbarrier's parity cannot tell its phase from
- * the one two phases later (the wait would pass before the copy landed). */
-constexpr int STAGES = (227 * 1024 - 1024 - 256) / (2 * STAGE); /* 3 of 32 KB per ring */
-constexpr int BAR_OFF = 2 * STAGES * STAGE;
-constexpr int SMEM = BAR_OFF + 2 * 16 * STAGES + 1024;
-constexpr int THREADS = 3 * 128;
-
+/* ---- shared by 2-12 (host and parameters): the problem as the kernels see it, the activation,
+ * the tensor maps, the persistent grid -------------------------------------------------------------- */
+namespace lab {
 struct Params {
     int T, N, KC, tiles_n, ntiles;
     const bf16 *b;
     bf16 *Y;
     int gelu;
-    int skip_epilogue; /* v7, v8, timing only ($LAYER_GEMM_SKIP_EPILOGUE): 1 no epilogue; v8: 2 no stores, 3 only the barriers and fence, 4 only the math and shared stores */
+    int skip_epilogue; /* timing only ($LAYER_GEMM_SKIP_EPILOGUE): see the comment of 7-12 */
 };
 
+/* exact (erf) GELU, or none */
 __device__ __forceinline__ float act(float v, int gelu)
 {
     return gelu ? 0.5f * v * (1.f + erff(v * 0.70710678118654752f)) : v;
-}
-
-__global__ void __launch_bounds__(THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW, const Params p)
-{
-#ifdef SPLADE_WGMMA_ENABLED
-    using namespace splade_lm;
-    constexpr int S = STAGES;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
-    /* ring r: stages at smem + (r * S + s) * STAGE, full[r][s] and empty[r][s] mbarriers */
-    auto full = [&](int r, int s) { return smem + BAR_OFF + 8 * (r * S + s); };
-    auto empty = [&](int r, int s) { return smem + BAR_OFF + 8 * (2 * S + r * S + s); };
-    auto stage = [&](int r, int s) { return smem + (r * S + s) * STAGE; };
-    if (tid == 0) {
-        for (int r = 0; r < 2; r++)
-            for (int s = 0; s < S; s++) {
-                mbar_init(full(r, s), 1);
-                mbar_init(empty(r, s), 4); /* the ring's warpgroup, one lane a warp */
-            }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (wg == 2) { /* producer: the block's tiles in order, tile lt into ring lt % 2 */
-        if (tid != 256)
-            return;
-        int n0 = 0, n1 = 0; /* chunks issued per ring */
-        for (int lt = 0;; lt++) {
-            const int t = blockIdx.x + lt * gridDim.x;
-            if (t >= p.ntiles)
-                break;
-            const int tm = t / p.tiles_n, tn = t % p.tiles_n, r = lt & 1;
-            for (int kc = 0; kc < p.KC; kc++) {
-                const int i = r ? n1++ : n0++, s = i % S;
-                if (i >= S)
-                    mbar_wait(empty(r, s), ((i / S) - 1) & 1);
-                mbar_arrive_expect_tx(full(r, s), STAGE);
-                tma_load_2d(stage(r, s), &tmX, kc * BK, tm * BM, full(r, s));
-                tma_load_2d(stage(r, s) + A_BYTES, &tmW, kc * BK, tn * BN, full(r, s));
-            }
-        }
-        return;
-    }
-    float d[2][64];
-    /* this warpgroup's tiles: the block's local tiles lt = wg, wg + 2, ..., all from ring wg */
-    for (int lt = wg;; lt += 2) {
-        const int t = blockIdx.x + lt * gridDim.x;
-        if (t >= p.ntiles)
-            break;
-        const int tm = t / p.tiles_n, tn = t % p.tiles_n, c0 = (lt >> 1) * p.KC;
-        for (int kc = 0; kc < p.KC; kc++) {
-            const int c = c0 + kc, s = c % S;
-            mbar_wait(full(wg, s), (c / S) & 1);
-            wg_mma_chunk<2, BN>(d, stage(wg, s), stage(wg, s) + A_BYTES, 0, kc);
-            wg_wait<1>();
-            if (kc > 0 && lane == 0)
-                mbar_arrive(empty(wg, (c + S - 1) % S));
-        }
-        wg_wait<0>();
-        if (lane == 0)
-            mbar_arrive(empty(wg, (c0 + p.KC - 1) % S));
-        /* accumulator 4i + 2h + j: token row 16·wq + lane/4 + 8h of the m-th 64, feature 8i + 2·(lane%4) + j */
-        const int f0 = tn * BN + 2 * (lane & 3);
-        __nv_bfloat162 bb[16];
-#pragma unroll
-        for (int i = 0; i < 16; i++)
-            bb[i] = *reinterpret_cast<const __nv_bfloat162 *>(p.b + f0 + 8 * i);
-#pragma unroll
-        for (int m = 0; m < 2; m++) {
-            fence_regs(d[m]);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int row = tm * BM + m * 64 + wq * 16 + (lane >> 2) + 8 * h;
-                if (row >= p.T)
-                    continue;
-                bf16 *y = p.Y + (size_t)row * p.N + f0;
-#pragma unroll
-                for (int i = 0; i < 16; i++) {
-                    const float2 bf = __bfloat1622float2(bb[i]);
-                    *reinterpret_cast<__nv_bfloat162 *>(y + 8 * i) = __floats2bfloat162_rn(
-                        act(d[m][4 * i + 2 * h] + bf.x, p.gelu), act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu));
-                }
-            }
-        }
-    }
-#endif
 }
 
 PFN_cuTensorMapEncodeTiled_v12000 encode_tiled;
@@ -289,6 +198,7 @@ void encode(CUtensorMap *m, const void *base, int64_t rows, int64_t cols, int bo
     }
 }
 
+/* The driver's tensor-map encoder (through the runtime: no -lcuda) and the SM count; false if absent. */
 bool init()
 {
     void *fn = nullptr;
@@ -297,48 +207,71 @@ bool init()
         q != cudaDriverEntryPointSuccess || !fn)
         return false;
     encode_tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     CK(cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, 0));
     return true;
 }
 
-bool supports(const Gemm &g) { return g.N % BN == 0 && g.K % 64 == 0; }
+bool supports(const Gemm &g, int BN) { return g.N % BN == 0 && g.K % 64 == 0; }
 
-void run(const Gemm &g)
+/* A launch's tensor maps, parameters and persistent grid (at least min_tiles_per_block tiles a
+ * block), made once per problem and tiling: the timed launches then pay for the launch alone, as
+ * cuBLASLt's do with their cached plans (and as the library caches its LM head's maps). */
+struct Launch {
+    Gemm g;
+    int BM, BN, y_box_rows, min_tiles;
+    CUtensorMap mx, mw, my;
+    Params p;
+    int grid;
+};
+std::vector<Launch *> launches;
+
+const Launch &prepare(const Gemm &g, int BM, int BN, int y_box_rows, int min_tiles_per_block)
 {
-    CUtensorMap mx, mw;
-    encode(&mx, g.X, g.T, g.K, BM);
-    encode(&mw, g.W, g.N, g.K, BN);
-    Params p{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, 0};
-    p.ntiles = ((g.T + BM - 1) / BM) * p.tiles_n;
-    /* two tiles per block at least, so that the ping-pong has a partner */
-    const int grid = std::max(1, std::min(n_sm, (p.ntiles + 1) / 2));
-    kernel<<<grid, THREADS, SMEM>>>(mx, mw, p);
-    CK(cudaGetLastError());
+    for (const Launch *l : launches)
+        if (l->g.T == g.T && l->g.N == g.N && l->g.K == g.K && l->g.gelu == g.gelu && l->g.X == g.X &&
+            l->g.W == g.W && l->g.b == g.b && l->g.Y == g.Y && l->BM == BM && l->BN == BN &&
+            l->y_box_rows == y_box_rows && l->min_tiles == min_tiles_per_block)
+            return *l;
+    static const char *skip = getenv("LAYER_GEMM_SKIP_EPILOGUE");
+    Launch *l = new Launch{g, BM, BN, y_box_rows, min_tiles_per_block, {}, {}, {}, {}, 0};
+    encode(&l->mx, g.X, g.T, g.K, BM);
+    encode(&l->mw, g.W, g.N, g.K, BN);
+    if (y_box_rows)
+        encode(&l->my, g.Y, g.T, g.N, y_box_rows);
+    l->p = Params{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, skip ? atoi(skip) : 0};
+    l->p.ntiles = ((g.T + BM - 1) / BM) * l->p.tiles_n;
+    l->grid = std::max(1, std::min(n_sm, (l->p.ntiles + min_tiles_per_block - 1) / min_tiles_per_block));
+    launches.push_back(l);
+    return *l;
 }
-} // namespace v2
+} // namespace lab
 
-
-/* ---- shared by 3 and 5-11: one ring of stages, its producer, the swizzled bf16 staging ---------- */
+/* ---- shared by 2-12 (device): a ring of stages, its producer and consumer steps, the staging ------ */
 namespace ring {
 using namespace splade_lm;
 
 #ifdef SPLADE_WGMMA_ENABLED /* the wgmma / mbarrier helpers exist only in the sm_90a device pass */
 /* mbarriers full[s] (the producer's one arrival plus the copies' bytes) and empty[s] (one lane of
- * each consuming warp) for S stages, 8 bytes apart from `full` and `empty`. */
-__device__ __forceinline__ void init(uint32_t full, uint32_t empty, int S, int consumer_warps)
+ * each consuming warp) for S stages, 8 bytes apart from `full` and `empty`, and any `extra`
+ * barriers of `extra_count` arrivals 8 bytes apart from there; then the fence that shows them to
+ * the copy engine. One thread, before the block's first barrier. */
+__device__ __forceinline__ void init(uint32_t full, uint32_t empty, int S, int consumer_warps, uint32_t extra = 0,
+                                     int n_extra = 0, int extra_count = 0)
 {
     for (int s = 0; s < S; s++) {
         mbar_init(full + 8 * s, 1);
         mbar_init(empty + 8 * s, consumer_warps);
     }
+    for (int e = 0; e < n_extra; e++)
+        mbar_init(extra + 8 * e, extra_count);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
 /* The block's tiles t = blockIdx.x, + gridDim.x, ... in order, K chunk by K chunk into the next
  * stage (BM rows of X and BN rows of W, 64 columns each): one thread. */
 template <int S, int STAGE, int A_BYTES, int BM, int BN>
 __device__ __forceinline__ void produce(uint32_t smem, uint32_t full, uint32_t empty, const CUtensorMap *tmX,
-                                        const CUtensorMap *tmW, const v2::Params &p)
+                                        const CUtensorMap *tmW, const lab::Params &p)
 {
     int i = 0;
     for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
@@ -418,26 +351,116 @@ __device__ __forceinline__ float gelu_tanh(float v)
     return 0.5f * v * (1.f + t);
 }
 
-/* Host side shared by 3 and 5-11: the tensor maps, the parameters, the persistent grid. */
-struct Launch {
-    CUtensorMap mx, mw, my;
-    v2::Params p;
-    int grid;
-};
-inline Launch prepare(const Gemm &g, int BM, int BN, int y_box_rows, int min_tiles_per_block)
-{
-    Launch l;
-    v2::encode(&l.mx, g.X, g.T, g.K, BM);
-    v2::encode(&l.mw, g.W, g.N, g.K, BN);
-    if (y_box_rows)
-        v2::encode(&l.my, g.Y, g.T, g.N, y_box_rows);
-    const char *skip = getenv("LAYER_GEMM_SKIP_EPILOGUE");
-    l.p = v2::Params{g.T, g.N, g.K / 64, g.N / BN, 0, g.b, g.Y, g.gelu, skip ? atoi(skip) : 0};
-    l.p.ntiles = ((g.T + BM - 1) / BM) * l.p.tiles_n;
-    l.grid = std::max(1, std::min(v2::n_sm, (l.p.ntiles + min_tiles_per_block - 1) / min_tiles_per_block));
-    return l;
-}
 } // namespace ring
+
+/* ---- 2: TMA + wgmma, persistent, ping-pong consumers ------------------------------------------ */
+namespace v2 {
+constexpr int BM = 128, BN = 128;                  /* a consumer's tile: 128 tokens x 128 features */
+constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+/* A ring of stages per consumer warpgroup: with one shared ring, the second warpgroup's first chunk
+ * lies more than a ring ahead of the first's, and an mbarrier's parity cannot tell its phase from
+ * the one two phases later (the wait would pass before the copy landed). */
+constexpr int STAGES = (227 * 1024 - 1024 - 256) / (2 * STAGE); /* 3 of 32 KB per ring */
+constexpr int BAR_OFF = 2 * STAGES * STAGE;
+constexpr int SMEM = BAR_OFF + 2 * 16 * STAGES + 1024;
+constexpr int THREADS = 3 * 128;
+
+__global__ void __launch_bounds__(THREADS, 1)
+    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW, const lab::Params p)
+{
+#ifdef SPLADE_WGMMA_ENABLED
+    using namespace splade_lm;
+    constexpr int S = STAGES;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
+    /* ring r: stages at smem + (r * S + s) * STAGE, full[r][s] and empty[r][s] mbarriers */
+    auto full = [&](int r, int s) { return smem + BAR_OFF + 8 * (r * S + s); };
+    auto empty = [&](int r, int s) { return smem + BAR_OFF + 8 * (2 * S + r * S + s); };
+    auto stage = [&](int r, int s) { return smem + (r * S + s) * STAGE; };
+    if (tid == 0) /* ring r's full and empty barriers are consecutive from full(r, 0) and empty(r, 0) */
+        for (int r = 0; r < 2; r++)
+            ring::init(full(r, 0), empty(r, 0), S, 4); /* the ring's warpgroup, one lane a warp */
+    __syncthreads();
+    if (wg == 2) { /* producer: the block's tiles in order, tile lt into ring lt % 2 */
+        if (tid != 256)
+            return;
+        int n0 = 0, n1 = 0; /* chunks issued per ring */
+        for (int lt = 0;; lt++) {
+            const int t = blockIdx.x + lt * gridDim.x;
+            if (t >= p.ntiles)
+                break;
+            const int tm = t / p.tiles_n, tn = t % p.tiles_n, r = lt & 1;
+            for (int kc = 0; kc < p.KC; kc++) {
+                const int i = r ? n1++ : n0++, s = i % S;
+                if (i >= S)
+                    mbar_wait(empty(r, s), ((i / S) - 1) & 1);
+                mbar_arrive_expect_tx(full(r, s), STAGE);
+                tma_load_2d(stage(r, s), &tmX, kc * BK, tm * BM, full(r, s));
+                tma_load_2d(stage(r, s) + A_BYTES, &tmW, kc * BK, tn * BN, full(r, s));
+            }
+        }
+        return;
+    }
+    float d[2][64];
+    /* this warpgroup's tiles: the block's local tiles lt = wg, wg + 2, ..., all from ring wg */
+    for (int lt = wg;; lt += 2) {
+        const int t = blockIdx.x + lt * gridDim.x;
+        if (t >= p.ntiles)
+            break;
+        const int tm = t / p.tiles_n, tn = t % p.tiles_n, c0 = (lt >> 1) * p.KC;
+        for (int kc = 0; kc < p.KC; kc++) {
+            const int c = c0 + kc, s = c % S;
+            mbar_wait(full(wg, s), (c / S) & 1);
+            wg_mma_chunk<2, BN>(d, stage(wg, s), stage(wg, s) + A_BYTES, 0, kc);
+            wg_wait<1>();
+            if (kc > 0 && lane == 0)
+                mbar_arrive(empty(wg, (c + S - 1) % S));
+        }
+        wg_wait<0>();
+        if (lane == 0)
+            mbar_arrive(empty(wg, (c0 + p.KC - 1) % S));
+        /* accumulator 4i + 2h + j: token row 16·wq + lane/4 + 8h of the m-th 64, feature 8i + 2·(lane%4) + j */
+        const int f0 = tn * BN + 2 * (lane & 3);
+        __nv_bfloat162 bb[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            bb[i] = *reinterpret_cast<const __nv_bfloat162 *>(p.b + f0 + 8 * i);
+#pragma unroll
+        for (int m = 0; m < 2; m++) {
+            fence_regs(d[m]);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = tm * BM + m * 64 + wq * 16 + (lane >> 2) + 8 * h;
+                if (row >= p.T)
+                    continue;
+                bf16 *y = p.Y + (size_t)row * p.N + f0;
+#pragma unroll
+                for (int i = 0; i < 16; i++) {
+                    const float2 bf = __bfloat1622float2(bb[i]);
+                    *reinterpret_cast<__nv_bfloat162 *>(y + 8 * i) = __floats2bfloat162_rn(
+                        lab::act(d[m][4 * i + 2 * h] + bf.x, p.gelu), lab::act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu));
+                }
+            }
+        }
+    }
+#endif
+}
+
+void init() { CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM)); }
+
+bool supports(const Gemm &g) { return g.N % BN == 0 && g.K % 64 == 0; }
+
+void run(const Gemm &g)
+{
+    /* two tiles per block at least, so that the ping-pong has a partner */
+    const lab::Launch &l = lab::prepare(g, BM, BN, 0, 2);
+    kernel<<<l.grid, THREADS, SMEM>>>(l.mx, l.mw, l.p);
+    CK(cudaGetLastError());
+}
+} // namespace v2
+
+
 
 /* ---- 3, 4: TMA + wgmma, persistent, cooperative (the fused LM head's v7 with a store epilogue) --
  * Both consumer warpgroups work on one tile: 3 = 256 tokens x 128 features (each warpgroup 128 x
@@ -448,7 +471,7 @@ using splade_lm::TmaCfg;
 
 template <int WGM, int BN>
 __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
-    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW, const v2::Params p)
+    kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW, const lab::Params p)
 {
 #ifdef SPLADE_WGMMA_ENABLED
     using namespace splade_lm;
@@ -460,7 +483,6 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
     if (tid == 0) {
         ring::init(full, empty, S, C::CONSUMER_WARPS);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     if (wg == C::NWG) {
@@ -489,7 +511,7 @@ __global__ void __launch_bounds__(TmaCfg<WGM, BN>::THREADS, 1)
                 for (int i = 0; i < BN / 8; i++) {
                     const float2 bf = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(p.b + f0 + 8 * i));
                     *reinterpret_cast<__nv_bfloat162 *>(y + 8 * i) = __floats2bfloat162_rn(
-                        v2::act(d[m][4 * i + 2 * h] + bf.x, p.gelu), v2::act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu));
+                        lab::act(d[m][4 * i + 2 * h] + bf.x, p.gelu), lab::act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu));
                 }
             }
         }
@@ -502,12 +524,10 @@ template <int WGM, int BN> void init()
     CK(cudaFuncSetAttribute(kernel<WGM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, TmaCfg<WGM, BN>::SMEM));
 }
 
-template <int WGM, int BN> bool supports(const Gemm &g) { return g.N % BN == 0 && g.K % 64 == 0; }
-
 template <int WGM, int BN> void run(const Gemm &g)
 {
     using C = TmaCfg<WGM, BN>;
-    const ring::Launch l = ring::prepare(g, C::BM, BN, 0, 1);
+    const lab::Launch &l = lab::prepare(g, C::BM, BN, 0, 1);
     kernel<WGM, BN><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.p);
     CK(cudaGetLastError());
 }
@@ -542,7 +562,7 @@ template <bool TMA_EPI> struct Cfg {
 template <bool TMA_EPI>
 __global__ void __launch_bounds__(Cfg<TMA_EPI>::THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
-           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
+           const __grid_constant__ CUtensorMap tmY, const lab::Params p)
 {
 #ifdef SPLADE_WGMMA_ENABLED
     using namespace splade_lm;
@@ -553,10 +573,7 @@ __global__ void __launch_bounds__(Cfg<TMA_EPI>::THREADS, 1)
     const uint32_t full = smem + C::BAR_OFF, empty = full + 8 * S, turn = empty + 8 * S;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
     if (tid == 0) {
-        ring::init(full, empty, S, 4); /* one warpgroup consumes a stage */
-        mbar_init(turn, 4);
-        mbar_init(turn + 8, 4);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        ring::init(full, empty, S, 4, turn, 2, 4); /* one warpgroup consumes a stage; turn[0], turn[1] */
     }
     __syncthreads();
     if (wg == 2) {
@@ -606,8 +623,8 @@ __global__ void __launch_bounds__(Cfg<TMA_EPI>::THREADS, 1)
 #pragma unroll
                 for (int i = 0; i < 16; i++) {
                     const float2 bf = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(p.b + f0 + 8 * i));
-                    const float lo = v2::act(d[m][4 * i + 2 * h] + bf.x, p.gelu),
-                                hi = v2::act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu);
+                    const float lo = lab::act(d[m][4 * i + 2 * h] + bf.x, p.gelu),
+                                hi = lab::act(d[m][4 * i + 2 * h + 1] + bf.y, p.gelu);
                     if constexpr (TMA_EPI)
                         ring::sts32(base + (i >> 3) * (BM * 128) + (m * 64 + 8 * h) * 128 + (((i & 7) << 4) ^ key),
                                     ring::pack_bf16(lo, hi));
@@ -640,7 +657,7 @@ template <bool TMA_EPI> void run(const Gemm &g)
 {
     using C = Cfg<TMA_EPI>;
     /* two tiles per block at least, so that the turns have a partner */
-    const ring::Launch l = ring::prepare(g, C::BM, C::BN, TMA_EPI ? C::BM : 0, 2);
+    const lab::Launch &l = lab::prepare(g, C::BM, C::BN, TMA_EPI ? C::BM : 0, 2);
     kernel<TMA_EPI><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.my, l.p);
     CK(cudaGetLastError());
 }
@@ -693,13 +710,13 @@ template <int V, int GELU> __device__ __forceinline__ float act(float v, int gel
     if constexpr (V >= 10)
         return GELU ? ring::gelu_tanh(v) : v;
     else
-        return v2::act(v, GELU < 0 ? gelu_rt : GELU);
+        return lab::act(v, GELU < 0 ? gelu_rt : GELU);
 }
 
 template <int V, int GELU>
 __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
     kernel(const __grid_constant__ CUtensorMap tmX, const __grid_constant__ CUtensorMap tmW,
-           const __grid_constant__ CUtensorMap tmY, const v2::Params p)
+           const __grid_constant__ CUtensorMap tmY, const lab::Params p)
 {
 #ifdef SPLADE_WGMMA_ENABLED
     using namespace splade_lm;
@@ -711,9 +728,7 @@ __global__ void __launch_bounds__(Cfg<V>::THREADS, 1)
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7, wq = (tid >> 5) & 3;
     const uint32_t go = empty + 8 * S; /* v12: warpgroup 0's 4 warps have consumed LAG chunks */
     if (tid == 0) {
-        ring::init(full, empty, S, 8);
-        mbar_init(go, 4);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        ring::init(full, empty, S, 8, go, 1, 4);
     }
     __syncthreads();
     if (wg == 2) {
@@ -840,7 +855,7 @@ template <int V> void init()
 template <int V> void run(const Gemm &g)
 {
     using C = Cfg<V>;
-    const ring::Launch l = ring::prepare(g, C::BM, C::BN, C::BOXED ? 128 : C::BM, 1);
+    const lab::Launch &l = lab::prepare(g, C::BM, C::BN, C::BOXED ? 128 : C::BM, 1);
     if constexpr (V <= 8) /* the activation read at run time */
         kernel<V, -1><<<l.grid, C::THREADS, C::SMEM>>>(l.mx, l.mw, l.my, l.p);
     else if (g.gelu)
@@ -876,13 +891,33 @@ static Host make_host(int T, int N, int K)
     return h;
 }
 
+/* The host problem on the device, Y unwritten. */
+static Gemm upload(const Host &h, int T, int N, int K, bool gelu)
+{
+    bf16 *X, *W, *b, *Y;
+    CK(cudaMalloc(&X, h.X.size() * 2));
+    CK(cudaMalloc(&W, h.W.size() * 2));
+    CK(cudaMalloc(&b, h.b.size() * 2));
+    CK(cudaMalloc(&Y, (size_t)T * N * 2));
+    CK(cudaMemcpy(X, h.X.data(), h.X.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(W, h.W.data(), h.W.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b, h.b.data(), h.b.size() * 2, cudaMemcpyHostToDevice));
+    return Gemm{T, N, K, gelu, X, W, b, Y};
+}
+
+static void release(const Gemm &g)
+{
+    cudaFree(const_cast<bf16 *>(g.X)), cudaFree(const_cast<bf16 *>(g.W)), cudaFree(const_cast<bf16 *>(g.b));
+    cudaFree(g.Y);
+}
+
 static bool run_variant(int v, const Gemm &g)
 {
     if (v == 1) {
         v1::run(g);
         return true;
     }
-    if (v == 4 ? !v3::supports<1, 256>(g) : !v2::supports(g))
+    if (v == 4 ? !lab::supports(g, 256) : !lab::supports(g, 128))
         return false;
     switch (v) {
     case 2: v2::run(g); break;
@@ -903,23 +938,15 @@ static bool run_variant(int v, const Gemm &g)
 static bool check(int v, int T, int N, int K, bool gelu)
 {
     Host h = make_host(T, N, K);
-    bf16 *X, *W, *b, *Y;
-    CK(cudaMalloc(&X, h.X.size() * 2));
-    CK(cudaMalloc(&W, h.W.size() * 2));
-    CK(cudaMalloc(&b, h.b.size() * 2));
-    CK(cudaMalloc(&Y, (size_t)T * N * 2));
-    CK(cudaMemcpy(X, h.X.data(), h.X.size() * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(W, h.W.data(), h.W.size() * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(b, h.b.data(), h.b.size() * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemset(Y, 0xFF, (size_t)T * N * 2)); /* NaN: an element never written fails */
-    Gemm g{T, N, K, gelu, X, W, b, Y};
+    const Gemm g = upload(h, T, N, K, gelu);
+    CK(cudaMemset(g.Y, 0xFF, (size_t)T * N * 2)); /* NaN: an element never written fails */
     bool ok = true;
     if (!run_variant(v, g)) {
         printf("  v%d T=%d N=%d K=%d %s: not run (shape)\n", v, T, N, K, gelu ? "gelu" : "none");
     } else {
         CK(cudaDeviceSynchronize());
         std::vector<bf16> y((size_t)T * N);
-        CK(cudaMemcpy(y.data(), Y, y.size() * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(y.data(), g.Y, y.size() * 2, cudaMemcpyDeviceToHost));
         double worst = 0;
         long bad = 0;
         for (int t = 0; t < T; t++)
@@ -939,7 +966,7 @@ static bool check(int v, int T, int N, int K, bool gelu)
         printf("  v%d T=%d N=%d K=%d %s: %s (worst error / limit %.3f%s)\n", v, T, N, K, gelu ? "gelu" : "none",
                ok ? "ok" : "FAIL", worst, bad ? ", elements over the limit" : "");
     }
-    cudaFree(X), cudaFree(W), cudaFree(b), cudaFree(Y);
+    release(g);
     return ok;
 }
 
@@ -1000,8 +1027,9 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("layer_gemm lab: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
     v1::init();
-    const bool hopper = prop.major == 9 && v2::init();
+    const bool hopper = prop.major == 9 && lab::init();
     if (hopper) {
+        v2::init();
         v3::init<2, 128>();
         v3::init<1, 256>();
         turns::init<false>();
@@ -1037,16 +1065,7 @@ int main(int argc, char **argv)
         printf("\n| T | GEMM | v | µs | TFLOP/s | %% of 790 |\n|---:|---|---:|---:|---:|---:|\n");
         for (int T : Ts)
             for (auto &s : shapes) {
-                Host h = make_host(T, s.N, s.K);
-                bf16 *X, *W, *b, *Y;
-                CK(cudaMalloc(&X, h.X.size() * 2));
-                CK(cudaMalloc(&W, h.W.size() * 2));
-                CK(cudaMalloc(&b, h.b.size() * 2));
-                CK(cudaMalloc(&Y, (size_t)T * s.N * 2));
-                CK(cudaMemcpy(X, h.X.data(), h.X.size() * 2, cudaMemcpyHostToDevice));
-                CK(cudaMemcpy(W, h.W.data(), h.W.size() * 2, cudaMemcpyHostToDevice));
-                CK(cudaMemcpy(b, h.b.data(), h.b.size() * 2, cudaMemcpyHostToDevice));
-                Gemm g{T, s.N, s.K, s.gelu, X, W, b, Y};
+                const Gemm g = upload(make_host(T, s.N, s.K), T, s.N, s.K, s.gelu);
                 for (int v : run_vs) {
                     const double ms = time_variant(v, g, reps);
                     if (ms < 0)
@@ -1054,7 +1073,7 @@ int main(int argc, char **argv)
                     const double tf = 2.0 * T * s.N * s.K / (ms * 1e-3) / 1e12;
                     printf("| %d | %s | %d | %.1f | %.0f | %.1f |\n", T, s.name, v, ms * 1e3, tf, 100.0 * tf / 790.0);
                 }
-                cudaFree(X), cudaFree(W), cudaFree(b), cudaFree(Y);
+                release(g);
             }
     }
     printf("%s\n", ok ? "all checks passed" : "CHECK FAILED");
